@@ -1,0 +1,240 @@
+"""Django admin for the curation domain: what an admin managing datasets needs to find things."""
+
+from django.contrib import admin
+
+from curation.models import (
+    ApiToken,
+    Dataset,
+    Evaluation,
+    Finding,
+    Release,
+    ReleaseTask,
+    Repository,
+    SpecDependency,
+    Specification,
+    SpecResult,
+    Task,
+    TaskRevision,
+    TestCase,
+    Trajectory,
+    TrajectoryStep,
+)
+
+
+@admin.register(Repository)
+class RepositoryAdmin(admin.ModelAdmin):
+    list_display = ("name", "source_kind", "default_commit_short", "language", "created_at")
+    list_filter = ("source_kind", "language")
+    search_fields = ("name", "source", "default_commit")
+    readonly_fields = ("git_path", "default_commit", "layout", "created_at", "created_by")
+
+    @admin.display(description="commit")
+    def default_commit_short(self, obj):
+        return obj.default_commit[:12]
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ("name", "reviews_required", "consensus", "validation_reruns", "created_at")
+    list_filter = ("consensus",)
+    search_fields = ("name", "description")
+    filter_horizontal = ("members",)
+
+
+class SpecificationInline(admin.TabularInline):
+    model = Specification
+    extra = 0
+    fields = ("key", "kind", "statement", "order")
+
+
+class TestCaseInline(admin.TabularInline):
+    model = TestCase
+    extra = 0
+    fields = ("nodeid", "intended_role", "role", "runs", "passes_base", "passes_reference")
+    readonly_fields = ("role", "runs", "passes_base", "passes_reference")
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = (
+        "instance_id",
+        "title",
+        "dataset",
+        "repository",
+        "status",
+        "origin",
+        "difficulty",
+        "revision",
+        "interaction_score",
+        "updated_at",
+    )
+    list_filter = ("status", "origin", "difficulty", "dataset", "repository")
+    search_fields = ("instance_id", "title", "problem_statement")
+    list_select_related = ("dataset", "repository")
+    readonly_fields = (
+        "instance_id",
+        "number",
+        "revision",
+        "validated_revision",
+        "validation",
+        "interaction_score",
+        "review_slots_taken",
+        "synthesis_job",
+        "created_at",
+        "updated_at",
+    )
+    inlines = [SpecificationInline, TestCaseInline]
+    date_hierarchy = "created_at"
+
+
+@admin.register(TaskRevision)
+class TaskRevisionAdmin(admin.ModelAdmin):
+    list_display = ("task", "revision", "author", "summary", "created_at")
+    search_fields = ("task__instance_id", "summary")
+    list_select_related = ("task", "author")
+
+
+@admin.register(Specification)
+class SpecificationAdmin(admin.ModelAdmin):
+    list_display = ("task", "key", "kind", "short_statement")
+    list_filter = ("kind",)
+    search_fields = ("task__instance_id", "key", "statement")
+    list_select_related = ("task",)
+
+    @admin.display(description="statement")
+    def short_statement(self, obj):
+        return obj.statement[:100]
+
+
+@admin.register(SpecDependency)
+class SpecDependencyAdmin(admin.ModelAdmin):
+    list_display = ("task", "from_spec", "to_spec", "relation", "evidence")
+    list_filter = ("evidence", "relation")
+    search_fields = ("task__instance_id",)
+    list_select_related = ("task", "from_spec", "to_spec")
+    raw_id_fields = ("task", "from_spec", "to_spec")
+
+
+@admin.register(TestCase)
+class TestCaseAdmin(admin.ModelAdmin):
+    list_display = (
+        "nodeid",
+        "task",
+        "intended_role",
+        "role",
+        "runs",
+        "passes_base",
+        "passes_reference",
+    )
+    list_filter = ("role", "intended_role")
+    search_fields = ("nodeid", "task__instance_id")
+    list_select_related = ("task",)
+    raw_id_fields = ("task",)
+    filter_horizontal = ("specs",)
+
+
+class TrajectoryStepInline(admin.TabularInline):
+    model = TrajectoryStep
+    extra = 0
+    fields = ("index", "role", "kind", "tool")
+    readonly_fields = fields
+    show_change_link = True
+    max_num = 0
+
+    def get_queryset(self, request):
+        # A trajectory can hold thousands of steps; the change page shows the first ones only.
+        return super().get_queryset(request).order_by("index")
+
+
+@admin.register(Trajectory)
+class TrajectoryAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "task",
+        "model_name",
+        "scaffold",
+        "source_format",
+        "exit_status",
+        "step_count",
+        "cost_usd",
+        "unsafe",
+        "created_at",
+    )
+    list_filter = ("source_format", "unsafe", "model_name", "scaffold")
+    search_fields = ("model_name", "task__instance_id", "content_sha256")
+    list_select_related = ("task",)
+    raw_id_fields = ("task",)
+    readonly_fields = ("content_sha256", "step_count", "created_at", "imported_by")
+
+
+@admin.register(TrajectoryStep)
+class TrajectoryStepAdmin(admin.ModelAdmin):
+    list_display = ("trajectory", "index", "role", "kind", "tool")
+    list_filter = ("role", "kind")
+    search_fields = ("trajectory__model_name",)
+    raw_id_fields = ("trajectory",)
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(admin.ModelAdmin):
+    list_display = ("trajectory", "resolved", "patch_applied", "task_revision", "created_at")
+    list_filter = ("resolved", "patch_applied")
+    search_fields = ("trajectory__model_name", "trajectory__task__instance_id")
+    raw_id_fields = ("trajectory", "job")
+
+
+@admin.register(SpecResult)
+class SpecResultAdmin(admin.ModelAdmin):
+    list_display = ("evaluation", "spec", "satisfied")
+    list_filter = ("satisfied",)
+    raw_id_fields = ("evaluation", "spec")
+
+
+@admin.register(Finding)
+class FindingAdmin(admin.ModelAdmin):
+    list_display = ("task", "kind", "severity", "source", "trajectory", "dismissed", "created_at")
+    list_filter = ("kind", "severity", "source", "dismissed")
+    search_fields = ("task__instance_id", "message")
+    list_select_related = ("task", "trajectory")
+    raw_id_fields = ("task", "trajectory", "job")
+
+
+class ReleaseTaskInline(admin.TabularInline):
+    model = ReleaseTask
+    extra = 0
+    fields = ("instance_id", "revision", "content_sha256")
+    readonly_fields = fields
+    can_delete = False
+    max_num = 0
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    list_display = ("dataset", "version", "status", "task_count", "cut_at", "created_by")
+    list_filter = ("status", "dataset")
+    search_fields = ("dataset__name", "version")
+    inlines = [ReleaseTaskInline]
+
+    @admin.display(description="tasks")
+    def task_count(self, obj):
+        return len(obj.manifest)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ("status", "manifest", "datasheet", "files", "manifest_sha256", "job", "cut_at")
+        # A release never changes once it exists: every field is read-only.
+        return [f.name for f in Release._meta.fields]
+
+    def has_delete_permission(self, request, obj=None):
+        return obj is None or obj.status != Release.Status.READY
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None or obj.status != Release.Status.READY
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "prefix", "scopes", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "user__username", "prefix")
+    readonly_fields = ("prefix", "key_sha256", "created_at", "last_used_at")

@@ -1,0 +1,67 @@
+"""One error body for every API failure: {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+_CODES = {
+    400: "bad_request",
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "throttled",
+}
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The resource changed since you read it."
+    default_code = "conflict"
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+def error_body(status_code: int, message: str, details=None, code: str | None = None) -> dict:
+    return {
+        "error": {
+            "code": code or _CODES.get(status_code, "error"),
+            "message": message,
+            "details": details if details is not None else {},
+        }
+    }
+
+
+def error_handler(exc, context):
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or "Permission denied.")
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(exc, exceptions.ValidationError):
+        message = "The request is not valid."
+        details = data if isinstance(data, dict) else {"non_field_errors": data}
+    else:
+        detail = data.get("detail") if isinstance(data, dict) else data
+        message = str(detail) if detail is not None else response.status_text
+        details = {k: v for k, v in data.items() if k != "detail"} if isinstance(data, dict) else {}
+    code = getattr(getattr(exc, "detail", None), "code", None)
+    body = error_body(
+        response.status_code, message, details, code=_CODES.get(response.status_code, code)
+    )
+    return Response(body, status=response.status_code, headers=dict(response.items()))

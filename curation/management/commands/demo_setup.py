@@ -1,0 +1,63 @@
+"""Prepare the demo: an admin, two demo users, the sample repositories and a dataset.
+
+Safe to run again: it creates only what is missing, and prints a password only when it makes one.
+"""
+
+import os
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand
+
+from curation.models import Dataset, Repository
+from curation.services.repositories import repository_import
+
+SAMPLES = ("ledger", "marktext")
+
+
+class Command(BaseCommand):
+    help = "Create the demo's users, import the sample repositories and make a dataset."
+
+    def handle(self, *args, **options):
+        users = get_user_model()
+        password = os.environ.get("SPECLOOM_ADMIN_PASSWORD") or ""
+        created_accounts = []
+        for username, role, superuser in (
+            ("admin", "admin", True),
+            ("alice", "reviewer", False),
+            ("bob", "curator", False),
+        ):
+            if users.objects.filter(username=username).exists():
+                continue
+            secret = password or secrets.token_urlsafe(12)
+            user = users.objects.create_user(
+                username=username,
+                password=secret,
+                is_staff=superuser or role == "curator",
+                is_superuser=superuser,
+            )
+            user.groups.add(Group.objects.get(name=role))
+            created_accounts.append((username, role, secret))
+
+        dataset, _ = Dataset.objects.get_or_create(
+            name="demo", defaults={"description": "Tasks synthesized from the sample repositories."}
+        )
+        dataset.members.add(*users.objects.filter(username__in=["alice", "bob"]))
+
+        examples = Path(settings.BASE_DIR) / "examples" / "repos"
+        for name in SAMPLES:
+            if Repository.objects.filter(name=name).exists():
+                continue
+            repo = repository_import(source=str(examples / name), name=name)
+            self.stdout.write(
+                f"Imported sample repository {repo.name} at {repo.default_commit[:12]}"
+            )
+
+        for username, role, secret in created_accounts:
+            shown = "(from SPECLOOM_ADMIN_PASSWORD)" if password else secret
+            self.stdout.write(
+                self.style.WARNING(f"Created {role} {username!r} with password {shown}")
+            )

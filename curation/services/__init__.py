@@ -1,0 +1,1 @@
+"""Writes of the curation domain, one module per entity (HackSoft style: <entity>_<action>)."""

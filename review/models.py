@@ -1,0 +1,134 @@
+"""Human review: leases on tasks, decisions with the rubric, and anchored comments."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from curation.models import Specification, Task, TestCase
+
+
+class ReviewAssignment(models.Model):
+    """A reviewer's lease on one task. Granted by a conditional update, at most once per pair."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        COMPLETED = "completed"
+        RELEASED = "released"
+        EXPIRED = "expired"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_assignments"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    claimed_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-claimed_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "reviewer"], name="assignment_once_per_pair"),
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "completed", "released", "expired"]),
+                name="assignment_status_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["reviewer", "status"], name="assignment_reviewer_status"),
+            models.Index(fields=["status", "expires_at"], name="assignment_status_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} on {self.task_id} ({self.status})"
+
+
+class Review(models.Model):
+    class Decision(models.TextChoices):
+        APPROVE = "approve"
+        REQUEST_CHANGES = "request_changes"
+        REJECT = "reject"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews"
+    )
+    assignment = models.OneToOneField(
+        ReviewAssignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="review"
+    )
+    task_revision = models.PositiveIntegerField()
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    # Rubric severities 0-3 (REVIEW.md): 2 or more means "do not approve as is".
+    spec_clarity = models.PositiveSmallIntegerField()
+    test_validity = models.PositiveSmallIntegerField()
+    interdependency = models.PositiveSmallIntegerField()
+    difficulty = models.CharField(max_length=8, choices=Task.Difficulty.choices)
+    comment = models.TextField(blank=True, default="")
+    is_adjudication = models.BooleanField(default=False)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(decision__in=["approve", "request_changes", "reject"]),
+                name="review_decision_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(spec_clarity__lte=3)
+                & Q(test_validity__lte=3)
+                & Q(interdependency__lte=3),
+                name="review_rubric_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["task", "task_revision"], name="review_task_revision")]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} {self.decision} {self.task_id} r{self.task_revision}"
+
+
+class Comment(models.Model):
+    class Anchor(models.TextChoices):
+        TASK = "task"
+        SPEC = "spec"
+        TEST = "test"
+        PATCH_LINE = "patch_line"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="task_comments"
+    )
+    body = models.TextField()
+    anchor = models.CharField(max_length=16, choices=Anchor.choices, default=Anchor.TASK)
+    spec = models.ForeignKey(
+        Specification, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    test = models.ForeignKey(
+        TestCase, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    patch = models.CharField(max_length=16, blank=True, default="")
+    file_path = models.CharField(max_length=500, blank=True, default="")
+    line = models.PositiveIntegerField(null=True, blank=True)
+    task_revision = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(anchor="task")
+                    | Q(anchor="spec", spec__isnull=False)
+                    | Q(anchor="test", test__isnull=False)
+                    | Q(anchor="patch_line", line__isnull=False)
+                ),
+                name="comment_anchor_complete",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"comment by {self.author} on {self.task_id}"

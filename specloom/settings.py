@@ -1,0 +1,284 @@
+"""The one settings module. Every deployment difference comes from the environment.
+
+Defaults give the embedded setup that needs no services: SQLite in var/, Celery's filesystem
+broker in var/, files in var/storage. DATABASE_URL and REDIS_URL switch to PostgreSQL and Redis;
+SPECLOOM_ENV=production turns on the hardening that `manage.py check --deploy` asks for.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from specloom.env import (
+    SQLITE_OPTIONS,
+    database_from_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+# Test runs (pytest sets PYTEST_VERSION before anything loads) keep their database, broker
+# folders and cache apart from a demo that may be running from the same checkout.
+VAR_DIR = env_path(
+    "SPECLOOM_VAR_DIR",
+    BASE_DIR / "var" / "test" if os.environ.get("PYTEST_VERSION") else BASE_DIR / "var",
+)
+
+SPECLOOM_ENV = env_str("SPECLOOM_ENV", "development")
+if SPECLOOM_ENV not in {"development", "production"}:
+    raise ImproperlyConfigured(
+        f"SPECLOOM_ENV must be 'development' or 'production', got {SPECLOOM_ENV!r}"
+    )
+PRODUCTION = SPECLOOM_ENV == "production"
+
+DEBUG = env_bool("SPECLOOM_DEBUG", not PRODUCTION)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY must be set when SPECLOOM_ENV=production")
+    # Development only: a key that is stable across restarts of one checkout but never shipped.
+    SECRET_KEY = "dev-insecure-" + str(BASE_DIR).encode().hex()[:40]
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "django_htmx",
+    "template_partials",
+    "workers",
+    "curation",
+    "review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "specloom.middleware.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "specloom.urls"
+WSGI_APPLICATION = "specloom.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "specloom.middleware.csp_nonce",
+                "review.context_processors.roles",
+            ],
+        },
+    }
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", "")
+if DATABASE_URL:
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "specloom.sqlite3",
+            "OPTIONS": dict(SQLITE_OPTIONS),
+            "TEST": {"NAME": VAR_DIR / "test.sqlite3"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache, broker, storage ----------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured(
+        f"REDIS_URL must start with redis:// or rediss://, got {REDIS_URL!r}"
+    )
+
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
+else:
+    # Shared between the web server and workers (the failed-login limiter needs that).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": VAR_DIR / "cache",
+        }
+    }
+
+STORAGE_ROOT = env_path("SPECLOOM_STORAGE_ROOT", VAR_DIR / "storage")
+MEDIA_ROOT = STORAGE_ROOT
+MEDIA_URL = "/media/"
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+
+# --- Specloom ---------------------------------------------------------------------------------
+SPECLOOM_REPO_ROOT = STORAGE_ROOT / "repos"
+SPECLOOM_RELEASE_ROOT = STORAGE_ROOT / "releases"
+# The sandbox's own folder must be readable by the unprivileged user that runs tests, so it
+# lives outside any home directory by default.
+SPECLOOM_SANDBOX_ROOT = env_path("SPECLOOM_SANDBOX_ROOT", Path("/var/tmp/specloom-sandbox"))  # noqa: S108
+SPECLOOM_SANDBOX_BACKEND = env_str("SPECLOOM_SANDBOX_BACKEND", "process")
+SPECLOOM_SANDBOX_PYTHON = env_str("SPECLOOM_SANDBOX_PYTHON", "/usr/bin/python3")
+SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, minimum=1)
+SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
+SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
+SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
+SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = SPECLOOM_UPLOAD_MAX_BYTES
+
+LLM_BASE_URL = env_str("SPECLOOM_LLM_BASE_URL", "")
+LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")
+LLM_API_KEY = env_str("SPECLOOM_LLM_API_KEY", "")
+LLM_TIMEOUT_SECONDS = env_int("SPECLOOM_LLM_TIMEOUT_SECONDS", 120, minimum=1)
+
+# --- Jobs and Celery -------------------------------------------------------------------------
+JOB_LEASE_SECONDS = env_int("SPECLOOM_JOB_LEASE_SECONDS", 60, minimum=2)
+JOB_MAX_ATTEMPTS = env_int("SPECLOOM_JOB_MAX_ATTEMPTS", 3, minimum=1)
+JOB_REAP_INTERVAL_SECONDS = env_int("SPECLOOM_JOB_REAP_INTERVAL_SECONDS", 30, minimum=1)
+# A queued job whose message has not been picked up for this long gets its message sent again
+# (the broker may have lost it); claiming is conditional, so a duplicate is harmless.
+JOB_REQUEUE_STALE_SECONDS = env_int("SPECLOOM_JOB_REQUEUE_STALE_SECONDS", 300, minimum=1)
+JOB_SOFT_TIME_LIMIT = env_int("SPECLOOM_JOB_SOFT_TIME_LIMIT", 3 * 3600, minimum=1)
+JOB_HARD_TIME_LIMIT = JOB_SOFT_TIME_LIMIT + 300
+
+BROKER_DIR = VAR_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Above the longest job, or Redis would hand an unacknowledged message to a second worker.
+        "visibility_timeout": JOB_HARD_TIME_LIMIT + 600,
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+    # kombu's filesystem transport expects its folders to exist.
+    for _folder in ("queue", "control"):
+        os.makedirs(BROKER_DIR / _folder, exist_ok=True)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = JOB_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = JOB_HARD_TIME_LIMIT
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_CREATE_MISSING_QUEUES = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "reap-expired-jobs": {
+        "task": "workers.reap_jobs",
+        "schedule": float(JOB_REAP_INTERVAL_SECONDS),
+    }
+}
+
+# --- Auth, API -------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "curation.api.pagination.IdCursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "curation.api.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["curation.api.permissions.RoleAndScopePermission"],
+    "EXCEPTION_HANDLER": "curation.api.errors.error_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Specloom API",
+    "DESCRIPTION": "Tasks of interdependent specifications, trajectories, reviews and releases.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+API_FAILED_AUTH_LIMIT = env_int("SPECLOOM_API_FAILED_AUTH_LIMIT", 20, minimum=1)
+API_FAILED_AUTH_WINDOW_SECONDS = env_int("SPECLOOM_API_FAILED_AUTH_WINDOW_SECONDS", 300, minimum=1)
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Security --------------------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+
+os.makedirs(STATIC_ROOT, exist_ok=True)

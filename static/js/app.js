@@ -1,0 +1,1 @@
+// Small behaviours shared by every page. Loaded with the page's CSP nonce; no inline script.

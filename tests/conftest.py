@@ -1,0 +1,55 @@
+"""Shared fixtures: the three users of every view test and a few paths.
+
+alice reviews, bob curates, carol has an account and no role (the outsider).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.factories import DatasetFactory, UserFactory
+
+requires_postgres = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL: set DATABASE_URL=postgres://... (CI does)",
+)
+requires_redis = pytest.mark.skipif(
+    not os.environ.get("REDIS_URL"),
+    reason="needs Redis: set REDIS_URL=redis://... (CI does)",
+)
+requires_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to create network namespaces and drop to nobody"
+)
+
+
+@pytest.fixture
+def alice(db):
+    return UserFactory(username="alice", roles=["reviewer"])
+
+
+@pytest.fixture
+def bob(db):
+    return UserFactory(username="bob", roles=["curator"])
+
+
+@pytest.fixture
+def carol(db):
+    return UserFactory(username="carol")
+
+
+@pytest.fixture
+def dataset(db, alice):
+    dataset = DatasetFactory(name="core")
+    dataset.members.add(alice)
+    return dataset
+
+
+@pytest.fixture
+def repo_storage(settings, tmp_path):
+    """A fresh storage root per test so imported repositories never collide."""
+    settings.STORAGE_ROOT = tmp_path / "storage"
+    settings.SPECLOOM_REPO_ROOT = settings.STORAGE_ROOT / "repos"
+    settings.SPECLOOM_RELEASE_ROOT = settings.STORAGE_ROOT / "releases"
+    return settings.SPECLOOM_REPO_ROOT

@@ -1,0 +1,75 @@
+"""Every admin changelist and change page loads, with data in it."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from curation.models import Evaluation, Finding, Release, SpecResult, TaskRevision, TrajectoryStep
+from review.models import Comment, Review, ReviewAssignment
+from tests.factories import (
+    SpecDependencyFactory,
+    TestCaseFactory,
+    TrajectoryFactory,
+    UserFactory,
+)
+from workers.models import Job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def one_of_everything(django_user_model):
+    from django.utils import timezone
+
+    from curation.models import ApiToken
+
+    dependency = SpecDependencyFactory()
+    task = dependency.task
+    test = TestCaseFactory(task=task)
+    test.specs.add(dependency.from_spec)
+    trajectory = TrajectoryFactory(task=task)
+    TrajectoryStep.objects.create(trajectory=trajectory, index=0, role="assistant", content="hi")
+    evaluation = Evaluation.objects.create(trajectory=trajectory, task_revision=1, resolved="none")
+    SpecResult.objects.create(evaluation=evaluation, spec=dependency.from_spec, satisfied=False)
+    Finding.objects.create(task=task, kind="weak_test", message="empty patch passes")
+    TaskRevision.objects.create(task=task, revision=1, changes={})
+    Release.objects.create(dataset=task.dataset, version="v1")
+    reviewer = UserFactory(username="rev", roles=["reviewer"])
+    assignment = ReviewAssignment.objects.create(
+        task=task, reviewer=reviewer, expires_at=timezone.now()
+    )
+    Review.objects.create(
+        task=task,
+        reviewer=reviewer,
+        assignment=assignment,
+        task_revision=1,
+        decision="approve",
+        spec_clarity=0,
+        test_validity=0,
+        interdependency=1,
+        difficulty="<15m",
+    )
+    Comment.objects.create(task=task, author=reviewer, body="hm", task_revision=1)
+    Job.objects.create(kind="echo", target_type=None)
+    ApiToken.objects.create(user=reviewer, name="ci", prefix="abc", key_sha256="0" * 64)
+
+
+def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):
+    for model in admin.site._registry:
+        meta = model._meta
+        changelist = reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist")
+        response = admin_client.get(changelist)
+        assert response.status_code == 200, changelist
+        response = admin_client.get(changelist, {"q": "x"})
+        assert response.status_code == 200, f"search on {changelist}"
+        obj = model.objects.first()
+        assert obj is not None, f"no {meta.model_name} to open"
+        change = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+        assert admin_client.get(change).status_code == 200, change
+
+
+def test_a_reviewer_cannot_open_the_admin(client, alice):
+    client.force_login(alice)
+    response = client.get("/admin/")
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]

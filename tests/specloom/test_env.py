@@ -1,0 +1,101 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from specloom.env import database_from_url, env_bool, env_int
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_it_reads_integers_and_booleans():
+    assert env_int("N", 5, environ={"N": " 12 "}) == 12
+    assert env_int("N", 5, environ={}) == 5
+    assert env_bool("B", False, environ={"B": "yes"}) is True
+    assert env_bool("B", True, environ={"B": "0"}) is False
+
+
+@pytest.mark.parametrize("raw", ["ten", "1.5", "12abc"], ids=["word", "float", "suffix"])
+def test_it_rejects_a_non_integer_limit_with_the_variable_name(raw):
+    with pytest.raises(ImproperlyConfigured, match=f"LIMIT must be an integer, got '{raw}'"):
+        env_int("LIMIT", 1, environ={"LIMIT": raw})
+
+
+def test_it_rejects_a_limit_below_its_minimum():
+    with pytest.raises(ImproperlyConfigured, match="must be at least 1"):
+        env_int("LIMIT", 1, minimum=1, environ={"LIMIT": "0"})
+
+
+def test_it_rejects_a_malformed_boolean():
+    with pytest.raises(ImproperlyConfigured, match="DEBUG must be a boolean"):
+        env_bool("DEBUG", False, environ={"DEBUG": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("localhost:5432/db", "is not a URL"),
+        ("mysql://u@h/db", "unsupported database|could not be parsed"),
+        ("postgres://u@h:5432/", "names no database"),
+        ("nosuch://x/y", "could not be parsed|unsupported"),
+    ],
+    ids=["no scheme", "mysql", "no name", "unknown scheme"],
+)
+def test_it_rejects_a_malformed_database_url(url, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        database_from_url(url)
+
+
+def test_it_parses_postgres_and_sqlite_urls():
+    pg = database_from_url("postgres://postgres@127.0.0.1:5432/specloom")
+    assert pg["ENGINE"] == "django.db.backends.postgresql"
+    assert pg["NAME"] == "specloom"
+    lite = database_from_url("sqlite:////tmp/x.sqlite3")
+    assert lite["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+def _run_manage(*args, **env):
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_process_refuses_to_start_with_a_malformed_database_url():
+    result = _run_manage("check", DATABASE_URL="postgres//oops")
+    assert result.returncode != 0
+    assert "DATABASE_URL is not a URL" in result.stderr
+
+
+def test_the_process_refuses_to_start_with_a_non_integer_limit():
+    result = _run_manage("check", SPECLOOM_JOB_LEASE_SECONDS="soon")
+    assert result.returncode != 0
+    assert "SPECLOOM_JOB_LEASE_SECONDS must be an integer, got 'soon'" in result.stderr
+
+
+def test_production_settings_pass_the_deploy_check():
+    result = _run_manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SPECLOOM_ENV="production",
+        SECRET_KEY="x" * 20 + "-a-long-random-production-secret-value-0123456789",
+        ALLOWED_HOSTS="specloom.example.com",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    result = _run_manage("check", SPECLOOM_ENV="production", SECRET_KEY="")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
