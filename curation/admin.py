@@ -1,6 +1,7 @@
 """Django admin for the curation domain: what an admin managing datasets needs to find things."""
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 
 from curation.models import (
     ApiToken,
@@ -54,8 +55,56 @@ class TestCaseInline(admin.TabularInline):
     readonly_fields = ("role", "runs", "passes_base", "passes_reference")
 
 
+class TaskAdminForm(forms.ModelForm):
+    class Meta:
+        model = Task
+        fields = [
+            "repository",
+            "dataset",
+            "base_commit",
+            "title",
+            "problem_statement",
+            "status",
+            "origin",
+            "difficulty",
+            "difficulty_score",
+            "reference_patch",
+            "test_patch",
+            "metadata",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "base_commit" in self.fields:
+            self.fields["base_commit"].required = False
+            self.fields["base_commit"].help_text = "Blank: the repository's default commit."
+
+    def clean(self):
+        from curation.services.tasks import TaskInputError, check_patches
+        from workers import gitstore
+
+        cleaned = super().clean()
+        try:
+            check_patches(
+                reference_patch=cleaned.get("reference_patch", ""),
+                test_patch=cleaned.get("test_patch", ""),
+            )
+        except TaskInputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        repository = cleaned.get("repository")
+        if repository is not None and self.instance.pk is None:
+            wanted = cleaned.get("base_commit") or repository.default_commit
+            try:
+                cleaned["base_commit"] = gitstore.resolve_commit(repository.git_dir, wanted)
+            except gitstore.UnknownCommit:
+                self.add_error("base_commit", f"{wanted!r} is not a commit of {repository.name}")
+        return cleaned
+
+
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
+    form = TaskAdminForm
+    actions = ["validate_tasks"]
     list_display = (
         "instance_id",
         "title",
@@ -85,6 +134,46 @@ class TaskAdmin(admin.ModelAdmin):
     )
     inlines = [SpecificationInline, TestCaseInline]
     date_hierarchy = "created_at"
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is None:
+            # A new task gets its number and instance id from the service, not the form.
+            fields += ["status", "origin"]
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        from curation.services.tasks import task_allocate_identity
+
+        if not change:
+            obj.origin = Task.Origin.MANUAL
+            obj.status = Task.Status.DRAFT
+            obj.created_by = request.user
+            task_allocate_identity(task=obj)
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        from curation.services.validation import task_validation_enqueue
+
+        if obj.tests.exists():
+            job = task_validation_enqueue(task=obj, user=request.user)
+            self.message_user(request, f"Validation queued (job {job.pk}).", messages.INFO)
+        return super().response_add(request, obj, post_url_continue)
+
+    @admin.action(description="Validate the selected tasks in the sandbox")
+    def validate_tasks(self, request, queryset):
+        from curation.services.validation import ValidationNotAllowed, task_validation_enqueue
+
+        queued, refused = 0, []
+        for task in queryset:
+            try:
+                task_validation_enqueue(task=task, user=request.user)
+                queued += 1
+            except ValidationNotAllowed as exc:
+                refused.append(f"{task.instance_id}: {exc}")
+        self.message_user(request, f"Queued validation of {queued} task(s).", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)
 
 
 @admin.register(TaskRevision)

@@ -6,6 +6,7 @@ alice reviews, bob curates, carol has an account and no role (the outsider).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,21 @@ def repo_storage(settings, tmp_path):
     settings.SPECLOOM_REPO_ROOT = settings.STORAGE_ROOT / "repos"
     settings.SPECLOOM_RELEASE_ROOT = settings.STORAGE_ROOT / "releases"
     return settings.SPECLOOM_REPO_ROOT
+
+
+@pytest.fixture
+def sandbox_root(settings):
+    """The sandbox for app-level tests: environments cached across test runs."""
+    from curation import runtime
+
+    settings.SPECLOOM_SANDBOX_ROOT = Path("/var/tmp/specloom-test-sandbox-app")
+    runtime.sandbox_backend.cache_clear()
+    yield settings.SPECLOOM_SANDBOX_ROOT
+    runtime.sandbox_backend.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _long_job_leases(settings):
+    # Tests run handlers inside a transaction the heartbeat thread cannot see; a lease longer
+    # than any test keeps that thread from declaring the job lost.
+    settings.JOB_LEASE_SECONDS = 3600

@@ -1,0 +1,40 @@
+"""From model rows and settings to the plain values the engines take (sandbox, git)."""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+
+from curation.models import Repository
+from workers.sandbox import get_backend
+from workers.sandbox.types import EnvironmentSpec, Limits, Snapshot
+
+
+@functools.cache
+def sandbox_backend():
+    """One backend per process: it caches environments and serialises their builds."""
+    return get_backend(settings.SPECLOOM_SANDBOX_BACKEND, root=settings.SPECLOOM_SANDBOX_ROOT)
+
+
+def run_in_sandbox(request):
+    return sandbox_backend().run(request)
+
+
+def snapshot_for(repository: Repository, commit: str | None = None) -> Snapshot:
+    return Snapshot(git_dir=repository.git_dir, commit=commit or repository.default_commit)
+
+
+def environment_for(repository: Repository) -> EnvironmentSpec:
+    return EnvironmentSpec(
+        setup_command=repository.setup_command,
+        extra_requirements=tuple(repository.environment.get("requirements", [])),
+        python=settings.SPECLOOM_SANDBOX_PYTHON,
+    )
+
+
+def sandbox_limits() -> Limits:
+    return Limits(
+        wall_seconds=float(settings.SPECLOOM_SANDBOX_WALL_SECONDS),
+        memory_bytes=settings.SPECLOOM_SANDBOX_MEMORY_MB * 1024 * 1024,
+    )

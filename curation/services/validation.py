@@ -1,0 +1,270 @@
+"""Validation of tasks in the sandbox, and recording what it proved.
+
+The job handler loads the task, hands plain values to the validation engine, and writes the
+outcome in one transaction that replaces the previous validation's results (idempotent).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import transaction
+
+from curation import runtime
+from curation.models import Finding, SpecDependency, Task, TestCase
+from workers import gitstore
+from workers.models import Job
+from workers.patchparts import PatchParseError, PatchPart, split_by_function
+from workers.services import job_enqueue
+from workers.validation import ValidationInput, ValidationOutcome, validate_task
+
+VALIDATION_SOURCE = "validation"
+VALIDATABLE = (
+    Task.Status.DRAFT,
+    Task.Status.VALIDATING,
+    Task.Status.NEEDS_REVIEW,
+    Task.Status.CHANGES_REQUESTED,
+)
+
+
+class ValidationNotAllowed(ValueError):
+    pass
+
+
+def task_validation_enqueue(*, task: Task, user=None, reruns: int | None = None) -> Job:
+    """Queue validation of the task's current revision and mark it as validating."""
+    if task.status not in VALIDATABLE:
+        raise ValidationNotAllowed(f"a {task.get_status_display()} task is not validated again")
+    Task.objects.filter(pk=task.pk).update(status=Task.Status.VALIDATING)
+    task.status = Task.Status.VALIDATING
+    return job_enqueue(
+        kind="validate_task",
+        target=task,
+        params={"task_id": task.pk, "revision": task.revision, "reruns": reruns},
+        user=user,
+        message=f"validate {task.instance_id} r{task.revision}",
+    )
+
+
+def reference_parts_for(task: Task) -> list[dict[str, Any]]:
+    """Parts of the reference (one per changed function) with the spec keys each one serves.
+
+    Synthesis records which specs each restored function serves (`metadata.part_specs`, keyed
+    by part name); otherwise a part is owned by the specs whose statement names its function.
+    """
+    repository = task.repository
+    try:
+        parts = split_by_function(
+            task.reference_patch,
+            lambda path: gitstore.read_file(repository.git_dir, task.base_commit, path),
+        )
+    except PatchParseError:
+        return []
+    known = task.metadata.get("part_specs") or {}
+    specs = list(task.specs.all())
+    result = []
+    for part in parts:
+        owners = known.get(part.name)
+        if owners is None:
+            function = part.name.rsplit("::", 1)[-1].rsplit(".", 1)[-1] if "::" in part.name else ""
+            owners = (
+                [s.key for s in specs if re.search(rf"\b{re.escape(function)}\b", s.statement)]
+                if function
+                else []
+            )
+        result.append(
+            {"name": part.name, "patch": part.patch, "complement": part.complement, "specs": owners}
+        )
+    return result
+
+
+def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
+    task = Task.objects.select_related("repository", "dataset").get(pk=job.params["task_id"])
+    revision = job.params.get("revision", task.revision)
+    if task.revision != revision:
+        return {"message": f"skipped: task is at r{task.revision}, this job was for r{revision}"}
+    reruns = job.params.get("reruns") or task.dataset.validation_reruns
+    tests = list(task.tests.all())
+    parts = reference_parts_for(task)
+    inp = ValidationInput(
+        snapshot=runtime.snapshot_for(task.repository, task.base_commit),
+        environment=runtime.environment_for(task.repository),
+        reference_patch=task.reference_patch,
+        test_patch=task.test_patch,
+        fail_to_pass=tuple(t.nodeid for t in tests if t.intended_role == "FAIL_TO_PASS"),
+        pass_to_pass=tuple(t.nodeid for t in tests if t.intended_role == "PASS_TO_PASS"),
+        reruns=int(reruns),
+        limits=runtime.sandbox_limits(),
+        reference_parts=tuple(
+            PatchPart(name=p["name"], patch=p["patch"], complement=p["complement"]) for p in parts
+        ),
+    )
+    ctx.log(
+        f"validating {task.instance_id} r{revision}: {len(tests)} tests, {reruns} reruns, "
+        f"{len(parts)} reference parts"
+    )
+    outcome = validate_task(
+        inp, runtime.run_in_sandbox, progress=lambda p, m: ctx.progress(min(p, 99), m)
+    )
+    for run in outcome.runs:
+        ctx.log(f"{run.label}: {run.passed} passed, {run.failed} not, {run.seconds}s {run.problem}")
+    recorded = task_validation_record(
+        task=task, revision=revision, outcome=outcome, parts=parts, job=job
+    )
+    verdict = "verified" if outcome.verified else "invalid"
+    return {
+        "message": f"{verdict}: {len(outcome.fail_to_pass)} FAIL_TO_PASS, "
+        f"{len(outcome.pass_to_pass)} PASS_TO_PASS, {len(outcome.flaky)} flaky"
+        + ("" if recorded else " (stale: the task changed meanwhile)"),
+        "verified": outcome.verified,
+        "reasons": outcome.reasons,
+        "interaction_score": outcome.interaction_score,
+        "seconds": outcome.seconds,
+    }
+
+
+def _observed_edges(
+    task: Task, outcome: ValidationOutcome, parts: list[dict]
+) -> set[tuple[str, str, str]]:
+    owners = {p["name"]: p.get("specs", []) for p in parts}
+    specs_of_test = {
+        t.nodeid: [s.key for s in t.specs.all()] for t in task.tests.prefetch_related("specs")
+    }
+    edges = set()
+    for verdict in outcome.tests.values():
+        if verdict.role != "FAIL_TO_PASS":
+            continue
+        for spec_key in specs_of_test.get(verdict.nodeid, []):
+            for part in verdict.needs_parts:
+                for owner in owners.get(part, []):
+                    if owner != spec_key:
+                        edges.add((spec_key, owner, f"{verdict.nodeid} fails without {part}"))
+    return edges
+
+
+@transaction.atomic
+def task_validation_record(
+    *, task: Task, revision: int, outcome: ValidationOutcome, parts: list[dict], job: Job | None
+) -> bool:
+    """Write the outcome, replacing the previous validation's results. False when stale."""
+    task = Task.objects.select_for_update().get(pk=task.pk)
+    if task.revision != revision:
+        return False
+    tests = {t.nodeid: t for t in task.tests.all()}
+    for nodeid, verdict in outcome.tests.items():
+        test = tests.get(nodeid)
+        if test is None:
+            continue
+        test.role = verdict.role
+        test.runs = verdict.runs
+        test.passes_base = verdict.passes_base
+        test.passes_reference = verdict.passes_reference
+        test.needs_parts = verdict.needs_parts
+        test.last_message = "\n".join(filter(None, [verdict.reason, verdict.message]))[-4000:]
+    TestCase.objects.bulk_update(
+        tests.values(),
+        ["role", "runs", "passes_base", "passes_reference", "needs_parts", "last_message"],
+    )
+
+    specs = {s.key: s for s in task.specs.all()}
+    task.dependencies.filter(evidence=SpecDependency.Evidence.OBSERVED).delete()
+    observed = _observed_edges(task, outcome, parts)
+    merged: dict[tuple[str, str], list[str]] = {}
+    for source, target, detail in sorted(observed):
+        merged.setdefault((source, target), []).append(detail)
+    SpecDependency.objects.bulk_create(
+        SpecDependency(
+            task=task,
+            from_spec=specs[source],
+            to_spec=specs[target],
+            relation="needs",
+            evidence=SpecDependency.Evidence.OBSERVED,
+            detail="; ".join(details[:3])
+            + (f" (+{len(details) - 3} more)" if len(details) > 3 else ""),
+        )
+        for (source, target), details in merged.items()
+    )
+    declared = {
+        (d.from_spec.key, d.to_spec.key)
+        for d in task.dependencies.filter(evidence="declared").select_related(
+            "from_spec", "to_spec"
+        )
+    }
+
+    task.findings.filter(source=VALIDATION_SOURCE).delete()
+    findings = []
+    for verdict in outcome.tests.values():
+        if verdict.role == "flaky":
+            findings.append(
+                Finding(
+                    task=task,
+                    kind=Finding.Kind.FLAKY,
+                    severity=Finding.Severity.HIGH,
+                    message=f"{verdict.nodeid} is flaky: {verdict.reason}",
+                    evidence={
+                        "test": verdict.nodeid,
+                        "base": verdict.outcomes_base,
+                        "reference": verdict.outcomes_reference,
+                    },
+                )
+            )
+        elif verdict.role == "invalid" and verdict.reason.startswith("the reference"):
+            findings.append(
+                Finding(
+                    task=task,
+                    kind=Finding.Kind.REFERENCE_FAILS,
+                    severity=Finding.Severity.HIGH,
+                    message=f"{verdict.nodeid}: {verdict.reason}",
+                    evidence={"test": verdict.nodeid, "message": verdict.message[-1000:]},
+                )
+            )
+        elif verdict.role == "invalid":
+            findings.append(
+                Finding(
+                    task=task,
+                    kind=Finding.Kind.INVALID_TEST,
+                    severity=Finding.Severity.MEDIUM,
+                    message=f"{verdict.nodeid}: {verdict.reason}",
+                    evidence={"test": verdict.nodeid, "base": verdict.outcomes_base},
+                )
+            )
+    for finding in findings:
+        finding.source = VALIDATION_SOURCE
+        finding.job = job
+    Finding.objects.bulk_create(findings)
+
+    task.validation = {
+        "verified": outcome.verified,
+        "reasons": outcome.reasons,
+        "revision": revision,
+        "fail_to_pass": len(outcome.fail_to_pass),
+        "pass_to_pass": len(outcome.pass_to_pass),
+        "flaky": outcome.flaky,
+        "part_failures": outcome.part_failures,
+        "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
+        "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
+        "runs": [run.__dict__ for run in outcome.runs],
+        "seconds": outcome.seconds,
+        "environment_key": outcome.environment_key,
+        "job": job.pk if job else None,
+    }
+    task.interaction_score = outcome.interaction_score
+    if outcome.verified:
+        task.validated_revision = revision
+        if task.status in (Task.Status.VALIDATING, Task.Status.DRAFT):
+            task.status = Task.Status.NEEDS_REVIEW
+    else:
+        task.validated_revision = None
+        if task.status in VALIDATABLE:
+            task.status = Task.Status.DRAFT
+    task.save(
+        update_fields=[
+            "validation",
+            "interaction_score",
+            "validated_revision",
+            "status",
+            "updated_at",
+        ]
+    )
+    return True

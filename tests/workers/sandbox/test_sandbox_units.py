@@ -1,0 +1,132 @@
+"""Pieces of the engine that need no sandboxed run."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from workers.sandbox import Outcome, SandboxError, get_backend
+from workers.sandbox import specloom_sandbox_plugin as plugin
+from workers.sandbox.isolation import covered_folders
+from workers.sandbox.junit import NODEID_PROPERTY, parse_events, parse_junit
+from workers.sandbox.pytest_invocation import selected_paths
+from workers.sandbox.results import read_sandbox_file
+from workers.sandbox.supervise import TailBuffer, supervise
+from workers.sandbox.workcopy import remove_paths
+
+
+def test_the_tail_buffer_keeps_the_last_bytes():
+    buffer = TailBuffer(10)
+    for chunk in (b"0123456789", b"abcdefghij", b"KLMNO"):
+        buffer.feed(chunk)
+    assert buffer.tail() == b"fghijKLMNO"
+    assert buffer.total_bytes == 25
+    assert buffer.truncated
+
+
+def test_supervise_kills_the_process_group_at_the_wall_clock_limit(tmp_path):
+    started = time.monotonic()
+    finished = supervise(
+        ["sh", "-c", "echo started; sleep 30 & sleep 30"],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        wall_seconds=0.5,
+        max_output_bytes=1024,
+    )
+    assert finished.timed_out
+    assert finished.returncode is None
+    assert finished.stdout.text() == "started\n"
+    assert time.monotonic() - started < 5
+
+
+def test_junit_outcomes_are_keyed_by_the_recorded_node_id():
+    nodeid = 'tests/t.py::test_p[ünï "q" <x> \\t]'
+    xml = f"""<?xml version="1.0" encoding="utf-8"?>
+    <testsuites><testsuite>
+      <testcase classname="tests.t" name="mangled" time="0.25">
+        <properties><property name="{NODEID_PROPERTY}" value="{_attr(json.dumps(nodeid))}"/>
+        </properties>
+        <failure message="short">long traceback\nAssertionError: boom</failure>
+      </testcase>
+      <testcase classname="" name="tests.broken" time="0">
+        <error message="collection failure">ImportError</error>
+      </testcase>
+    </testsuite></testsuites>""".encode()
+    tests = parse_junit(xml)
+    assert list(tests) == [nodeid]
+    assert tests[nodeid].outcome == Outcome.FAILED
+    assert tests[nodeid].duration == 0.25
+    assert tests[nodeid].message.endswith("AssertionError: boom")
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def test_events_survive_a_line_cut_by_a_kill():
+    lines = (
+        json.dumps({"kind": "finished", "nodeid": "t.py::a", "outcome": "passed", "duration": 1})
+        + "\n"
+        + json.dumps({"kind": "collection_error", "path": "t2.py", "message": "boom"})
+        + "\n"
+        + '{"kind": "finished", "nodeid": "t.py::b", "outc'
+    )
+    reported = parse_events(lines.encode())
+    assert list(reported.tests) == ["t.py::a"]
+    assert reported.collection_errors[0].path == "t2.py"
+
+
+def test_the_plugin_and_the_parser_agree_on_the_property_name():
+    assert plugin.NODEID_PROPERTY == NODEID_PROPERTY
+
+
+def test_a_selector_names_a_test_or_any_of_its_parents():
+    nodeid = "tests/unit/test_a.py::TestX::test_y[a::b]"
+    wanted = {"tests/unit", "tests/unit/test_a.py::TestX", "tests/other.py", nodeid}
+    assert plugin._selectors_of(nodeid, wanted) == wanted - {"tests/other.py"}
+
+
+def test_selected_paths_keep_existing_files_only(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    ids = ("tests/test_a.py::test_x", "tests/test_a.py::test_y", "tests/gone.py::t", "../x::t")
+    assert selected_paths(ids, tmp_path) == ["tests/test_a.py"]
+
+
+def test_remove_paths_refuses_to_leave_the_working_copy(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "outside").mkdir()
+    (work / "link").symlink_to(tmp_path / "outside")
+    for bad in ("../outside", "/etc/passwd", "link/file"):
+        with pytest.raises(SandboxError):
+            remove_paths(work, (bad,))
+
+
+def test_files_left_by_the_sandbox_are_read_without_following_symlinks(tmp_path):
+    (tmp_path / "secret").write_text("secret")
+    (tmp_path / "junit.xml").symlink_to(tmp_path / "secret")
+    os.mkfifo(tmp_path / "events.jsonl")
+    assert read_sandbox_file(tmp_path / "junit.xml", 1024) is None
+    assert read_sandbox_file(tmp_path / "events.jsonl", 1024) is None
+
+
+def test_covered_folders_spare_those_the_run_needs():
+    covered = dict(covered_folders([Path("/var/tmp/sandbox-root")]))
+    assert "/var/tmp" not in covered
+    if Path("/run").is_dir() and not Path("/run").is_symlink():
+        assert "/run" in covered
+
+
+def test_the_sandbox_root_may_not_be_under_root_home():
+    with pytest.raises(SandboxError, match="under /root"):
+        get_backend(root=Path("/root/sandbox"))
+
+
+def test_an_unknown_backend_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown sandbox backend"):
+        get_backend("vm", root=tmp_path)

@@ -1,0 +1,120 @@
+"""Apply unified diffs to a working copy with `git apply`, and explain the first one that fails."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .types import PatchFailure
+from .workcopy import git_environment
+
+_APPLY_TIMEOUT_SECONDS = 120
+_MESSAGE_LIMIT = 4000
+
+_HUNK_HEADER = re.compile(r"^@@ -(?P<old_start>\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+_FAILED_AT = re.compile(r"^error: patch failed: (?P<file>.+):(?P<line>\d+)$", re.MULTILINE)
+_FILE_ERROR = re.compile(
+    r"^error: (?P<file>.+?): (?:patch does not apply|No such file or directory"
+    r"|already exists in working directory|does not exist in index|does not match index"
+    r"|is beyond a symbolic link|wrong type)$",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Hunk:
+    file: str
+    old_start: int
+    header: str
+
+
+def apply_patches(
+    work: Path,
+    patches: Sequence[str],
+    *,
+    scratch: Path,
+    run_as: tuple[int, int] | None = None,
+) -> PatchFailure | None:
+    """Apply `patches` in order; stop at the first that does not apply and describe it.
+
+    `git apply` is atomic per patch, so a failing patch leaves no half-applied files. Running it
+    as the sandbox user (`run_as`) means a patch that plants a symlink cannot make a later patch
+    write outside the working copy with root's rights.
+    """
+    for index, patch in enumerate(patches):
+        patch_file = scratch / f"patch-{index}.diff"
+        patch_file.write_text(patch, encoding="utf-8", errors="surrogateescape")
+        patch_file.chmod(0o644)
+        # --recount: hand-edited or model-written diffs often carry wrong hunk line counts.
+        argv = [
+            "git",
+            "apply",
+            "--recount",
+            "--whitespace=nowarn",
+            str(patch_file),
+        ]
+        if run_as is not None:
+            uid, gid = run_as
+            argv = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *argv]
+        # GIT_CEILING_DIRECTORIES: never let git find an enclosing repository and apply the
+        # patch relative to it instead of the working copy.
+        env = git_environment(scratch) | {"GIT_CEILING_DIRECTORIES": str(work.parent)}
+        proc = subprocess.run(
+            argv,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_APPLY_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if proc.returncode != 0:
+            return describe_failure(index, patch, proc.stderr)
+    return None
+
+
+def describe_failure(index: int, patch: str, message: str) -> PatchFailure:
+    """Name the file and hunk that `git apply` rejected, as far as its message tells."""
+    file, hunk = "", ""
+    if failed := _FAILED_AT.search(message):
+        file = failed["file"]
+        hunk = _hunk_header_at(patch, file, int(failed["line"]))
+    elif file_error := _FILE_ERROR.search(message):
+        file = file_error["file"]
+    return PatchFailure(
+        patch_index=index, file=file, hunk=hunk, message=message.strip()[-_MESSAGE_LIMIT:]
+    )
+
+
+def parse_hunks(patch: str) -> list[Hunk]:
+    hunks: list[Hunk] = []
+    old_path = new_path = ""
+    for line in patch.splitlines():
+        if line.startswith("--- "):
+            old_path = _strip_prefix(line[4:])
+        elif line.startswith("+++ "):
+            new_path = _strip_prefix(line[4:])
+        elif header := _HUNK_HEADER.match(line):
+            # git names the old path in its errors, except for new files.
+            file = old_path if old_path != "/dev/null" else new_path
+            hunks.append(Hunk(file=file, old_start=int(header["old_start"]), header=line))
+    return hunks
+
+
+def _hunk_header_at(patch: str, file: str, line: int) -> str:
+    candidates = [hunk for hunk in parse_hunks(patch) if hunk.file == file]
+    for hunk in candidates:
+        if hunk.old_start == line:
+            return hunk.header
+    return candidates[0].header if len(candidates) == 1 else ""
+
+
+def _strip_prefix(path: str) -> str:
+    path = path.split("\t", 1)[0].strip()
+    if path.startswith(("a/", "b/")):
+        return path[2:]
+    return path

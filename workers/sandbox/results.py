@@ -1,0 +1,146 @@
+"""Turn what a finished sandboxed run left behind into a RunResult's fields.
+
+Everything in the output folder was written by untrusted code, after which that code was
+killed: files are opened without following symlinks, must be regular and are size-capped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .junit import parse_events, parse_junit
+from .pytest_invocation import COVERAGE_DATA_FILE, EVENTS_FILE, JUNIT_FILE
+from .supervise import TailBuffer
+from .types import CollectionError, Outcome, RunResult, TestResult
+
+JUNIT_LIMIT = 64 * 1024**2
+EVENTS_LIMIT = 64 * 1024**2
+COVERAGE_LIMIT = 1024**3
+
+# Python's MemoryError (numpy's _ArrayMemoryError too), ENOMEM's text, C++'s bad_alloc.
+_MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
+
+
+@dataclass
+class Outcomes:
+    tests: dict[str, TestResult] = field(default_factory=dict)
+    collection_errors: list[CollectionError] = field(default_factory=list)
+    missing_tests: list[str] = field(default_factory=list)
+    junit_found: bool = False
+
+
+def open_sandbox_file(path: Path, limit: int):
+    """A binary file object for a regular file the sandbox wrote, or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+def read_sandbox_file(path: Path, limit: int) -> bytes | None:
+    handle = open_sandbox_file(path, limit)
+    if handle is None:
+        return None
+    with handle:
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
+def read_outcomes(out: Path) -> Outcomes:
+    events = parse_events(read_sandbox_file(out / EVENTS_FILE, EVENTS_LIMIT) or b"")
+    outcomes = Outcomes(
+        tests=events.tests,
+        collection_errors=events.collection_errors,
+        missing_tests=events.unmatched,
+    )
+    junit = read_sandbox_file(out / JUNIT_FILE, JUNIT_LIMIT)
+    if junit is not None:
+        try:
+            outcomes.tests = parse_junit(junit)
+            outcomes.junit_found = True
+        except ET.ParseError:
+            pass  # keep what the events told
+    return outcomes
+
+
+def read_coverage(out: Path, work_prefix: str) -> dict[str, dict[str, list[int]]] | None:
+    handle = open_sandbox_file(out / COVERAGE_DATA_FILE, COVERAGE_LIMIT)
+    if handle is None:
+        return None
+    # Work on a private copy: the host's SQLite must only ever open a file nobody else holds.
+    with tempfile.TemporaryDirectory(prefix="specloom-coverage-") as private:
+        copy = Path(private) / "coverage.sqlite"
+        with handle, open(copy, "wb") as target:
+            shutil.copyfileobj(handle, target)
+        return coverage_by_test(copy, work_prefix)
+
+
+def coverage_by_test(data_file: Path, work_prefix: str) -> dict[str, dict[str, list[int]]]:
+    """{test node id: {path relative to the working copy: sorted line numbers}}."""
+    from coverage import CoverageData  # only coverage runs need it
+
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    prefix = work_prefix.rstrip("/") + "/"
+    by_test: dict[str, dict[str, set[int]]] = {}
+    for filename in data.measured_files():
+        if not filename.startswith(prefix):
+            continue
+        relative = filename[len(prefix) :]
+        for line, contexts in (data.contexts_by_lineno(filename) or {}).items():
+            for context in contexts:
+                if context:  # the empty context: lines run outside any test
+                    by_test.setdefault(context, {}).setdefault(relative, set()).add(line)
+    return {
+        nodeid: {path: sorted(lines) for path, lines in files.items()}
+        for nodeid, files in by_test.items()
+    }
+
+
+def looks_like_memory_exhaustion(outcomes: Outcomes, stdout: str, stderr: str) -> bool:
+    """Whether an allocation failed, which under RLIMIT_AS means the memory limit was hit."""
+    texts = [
+        test.message
+        for test in outcomes.tests.values()
+        if test.outcome in (Outcome.FAILED, Outcome.ERROR)
+    ]
+    texts += [error.message for error in outcomes.collection_errors]
+    texts.append(stderr)
+    if not outcomes.junit_found:
+        texts.append(stdout)  # pytest itself died: its last words are on stdout
+    return any(sign in text for text in texts for sign in _MEMORY_SIGNS)
+
+
+def record_outcomes(
+    result: RunResult,
+    out: Path,
+    *,
+    stdout: TailBuffer,
+    stderr: TailBuffer,
+    work_prefix: str,
+    coverage: bool,
+    out_of_memory: bool = False,
+) -> None:
+    """Fill `result` from the run's output folder and captured output (any backend)."""
+    outcomes = read_outcomes(out)
+    result.tests = outcomes.tests
+    result.collection_errors = outcomes.collection_errors
+    result.missing_tests = outcomes.missing_tests
+    result.stdout_tail, result.stderr_tail = stdout.text(), stderr.text()
+    result.output_truncated = stdout.truncated or stderr.truncated
+    result.memory_exceeded = out_of_memory or looks_like_memory_exhaustion(
+        outcomes, result.stdout_tail, result.stderr_tail
+    )
+    if coverage and not result.timed_out:
+        result.coverage = read_coverage(out, work_prefix)

@@ -1,0 +1,90 @@
+"""The folder of one run and the working copy inside it, prepared the same way for every backend.
+
+<run>/work     the working copy (snapshot, minus removed paths, plus patches); owned by the
+               sandbox user, pytest's rootdir
+<run>/home     HOME and <run>/tmp TMPDIR of the tests; owned by the sandbox user
+<run>/out      JUnit XML, events and coverage data written by the tests; owned by the sandbox user
+<run>/support  the pytest plugin, the selected ids, the coverage config; read-only for the tests
+<run>/scratch  the checkout's index and the patch files
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .patches import apply_patches
+from .pytest_invocation import RunPaths, selected_paths
+from .types import PatchFailure, RunRequest
+from .workcopy import chown_tree, materialize_snapshot, remove_paths
+
+SANDBOX_FOLDERS = ("work", "home", "tmp", "out", "support")
+_WRITTEN_BY_TESTS = ("work", "home", "tmp", "out")
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    path: Path
+
+    def folder(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def work(self) -> Path:
+        return self.path / "work"
+
+    @property
+    def out(self) -> Path:
+        return self.path / "out"
+
+    @property
+    def support(self) -> Path:
+        return self.path / "support"
+
+    @property
+    def scratch(self) -> Path:
+        return self.path / "scratch"
+
+    def create(self) -> None:
+        self.path.mkdir(mode=0o755)
+        self.path.chmod(0o755)  # whatever the umask: the sandbox user must traverse it
+        for name in (*SANDBOX_FOLDERS, "scratch"):
+            self.folder(name).mkdir(mode=0o700)
+        # The sandbox user reads the plugin and, when patches are applied as that user, the
+        # patch files.
+        self.support.chmod(0o755)
+        self.scratch.chmod(0o755)
+
+    def paths(self, *, python: str, mount_point: str | None = None) -> RunPaths:
+        """The run's paths as the tests see them: on the host, or under a container's mount."""
+        base = mount_point or str(self.path)
+        return RunPaths(python=python, **{name: f"{base}/{name}" for name in SANDBOX_FOLDERS})
+
+
+@dataclass
+class Prepared:
+    patch_failure: PatchFailure | None = None
+    # Files holding the requested ids (empty: the whole suite, or nothing when ids were given).
+    file_args: list[str] = field(default_factory=list)
+    has_src_layout: bool = False
+
+    def nothing_to_run(self, request: RunRequest) -> bool:
+        return request.tests is not None and not self.file_args
+
+
+def prepare_working_copy(
+    run: RunFolder, request: RunRequest, *, sandbox_user: tuple[int, int] | None
+) -> Prepared:
+    materialize_snapshot(request.snapshot, run.work, scratch=run.scratch)
+    remove_paths(run.work, request.remove_paths)
+    if sandbox_user is not None:
+        for name in _WRITTEN_BY_TESTS:
+            chown_tree(run.folder(name), *sandbox_user)
+    failure = apply_patches(run.work, request.patches, scratch=run.scratch, run_as=sandbox_user)
+    if failure is not None:
+        return Prepared(patch_failure=failure)
+    return Prepared(
+        file_args=selected_paths(request.tests, run.work) if request.tests is not None else [],
+        # Decided after the patches: a patch may create src/.
+        has_src_layout=(run.work / "src").is_dir(),
+    )

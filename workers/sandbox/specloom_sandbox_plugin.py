@@ -1,0 +1,126 @@
+"""pytest plugin loaded into every sandboxed run (`-p specloom_sandbox_plugin`).
+
+It is copied next to the working copy and imported by the repository's own interpreter, so it
+must stay standalone: only pytest, and coverage when the run measures it. It
+
+- records each test's exact node id as a JUnit property (JSON-encoded, so that no character of
+  an id can be mangled by XML escaping): JUnit's classname/name cannot be turned back into ids;
+- keeps only the requested tests (exact ids, or ids of a class/module/folder and all below),
+  which unlike command-line ids never aborts the run when one id does not exist;
+- switches coverage.py's dynamic context to the node id around each test;
+- appends events (collection errors, unmatched ids, finished tests) to a JSON-lines file as
+  they happen, so a run cut short by a limit still tells what it did.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+NODEID_PROPERTY = "specloom_nodeid"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("specloom-sandbox")
+    group.addoption("--specloom-events", default=None, help="JSON-lines file for run events")
+    group.addoption("--specloom-select", default=None, help="JSON file: list of ids to run")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_Recorder(config), "specloom-sandbox-recorder")
+
+
+class _Recorder:
+    def __init__(self, config: pytest.Config) -> None:
+        events_path = config.getoption("specloom_events")
+        select_path = config.getoption("specloom_select")
+        self._events = open(events_path, "a", encoding="utf-8") if events_path else None  # noqa: SIM115
+        self._selectors: list[str] | None = None
+        if select_path:
+            with open(select_path, encoding="utf-8") as selection:
+                self._selectors = json.load(selection)
+        self._phases: dict[str, list[pytest.TestReport]] = {}
+        self._coverage = _current_coverage()
+
+    def _emit(self, **event: object) -> None:
+        if self._events is not None:
+            self._events.write(json.dumps(event) + "\n")
+            self._events.flush()
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        item.user_properties.append((NODEID_PROPERTY, json.dumps(item.nodeid)))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            path = report.nodeid or str(report.fspath)
+            self._emit(kind="collection_error", path=path, message=report.longreprtext)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if self._selectors is None:
+            return
+        wanted = set(self._selectors)
+        matched: set[str] = set()
+        keep, drop = [], []
+        for item in items:
+            hits = _selectors_of(item.nodeid, wanted)
+            matched |= hits
+            (keep if hits else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+        unmatched = [selector for selector in self._selectors if selector not in matched]
+        self._emit(kind="unmatched", ids=unmatched)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self._coverage is not None:
+            self._coverage.switch_context(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._phases.setdefault(report.nodeid, []).append(report)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        if self._coverage is not None:
+            # Lines run between tests (fixtures torn down late, collection) belong to no test.
+            self._coverage.switch_context("")
+        reports = self._phases.pop(nodeid, [])
+        duration = sum(report.duration for report in reports)
+        self._emit(kind="finished", nodeid=nodeid, outcome=_outcome(reports), duration=duration)
+
+    def pytest_unconfigure(self) -> None:
+        if self._events is not None:
+            self._events.close()
+
+
+def _selectors_of(nodeid: str, wanted: set[str]) -> set[str]:
+    """The selectors that name this test: itself, or one of its parents (class, module, dir)."""
+    hits = {nodeid} & wanted
+    for separator in ("::", "/"):
+        position = nodeid.find(separator)
+        while position != -1:
+            prefix = nodeid[:position]
+            if prefix in wanted:
+                hits.add(prefix)
+            position = nodeid.find(separator, position + len(separator))
+    return hits
+
+
+def _outcome(reports: list[pytest.TestReport]) -> str:
+    """The same classification as JUnit XML: a failing call fails, a failing fixture errors."""
+    for report in reports:
+        if report.failed:
+            return "failed" if report.when == "call" else "error"
+    if any(report.skipped for report in reports):
+        return "skipped"
+    return "passed"
+
+
+def _current_coverage():
+    try:
+        import coverage
+    except ImportError:
+        return None
+    return coverage.Coverage.current()

@@ -1,0 +1,131 @@
+"""Run a child process with a wall-clock limit and capped, concurrently read output.
+
+The child is started in a new session so that its whole process group can be SIGKILLed; when
+the child is `unshare --pid --kill-child`, killing the group also tears down the PID namespace
+and with it every descendant, including those that called setsid().
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+_READ_CHUNK = 64 * 1024
+# Readers normally see EOF as soon as the child's process tree is gone; this only bounds the wait
+# when a descendant escaped the kill (possible only without a PID namespace).
+_READER_GRACE_SECONDS = 5.0
+
+
+class TailBuffer:
+    """Keeps the last `limit` bytes of a stream and counts everything that went through."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.total_bytes = 0
+        self._data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
+        self._data += chunk
+        # Trim only once the buffer holds twice the limit, so trimming stays amortised O(1).
+        if len(self._data) > 2 * self.limit:
+            del self._data[: len(self._data) - self.limit]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_bytes > self.limit
+
+    def tail(self) -> bytes:
+        return bytes(self._data[-self.limit :]) if self.limit else b""
+
+    def text(self) -> str:
+        return self.tail().decode("utf-8", errors="replace")
+
+
+@dataclass
+class Finished:
+    returncode: int | None  # None when the wall-clock limit killed the child
+    timed_out: bool
+    wall_seconds: float
+    stdout: TailBuffer
+    stderr: TailBuffer
+
+
+def supervise(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str | os.PathLike[str],
+    wall_seconds: float,
+    max_output_bytes: int,
+    merge_stderr: bool = False,
+) -> Finished:
+    stdout, stderr = TailBuffer(max_output_bytes), TailBuffer(max_output_bytes)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+    )
+    readers = [_start_reader(proc.stdout, stdout)]
+    if not merge_stderr:
+        readers.append(_start_reader(proc.stderr, stderr))
+    timed_out = False
+    try:
+        exited = _wait_without_reaping(proc.pid, started + wall_seconds)
+        timed_out = not exited
+    finally:
+        # The group leader is not reaped yet, so its pgid cannot have been reused: killing the
+        # group is safe here, and it also removes leftovers of a child that exited normally.
+        _kill_group(proc.pid)
+        proc.wait()
+        for reader in readers:
+            reader.join(_READER_GRACE_SECONDS)
+    wall = time.monotonic() - started
+    return Finished(
+        returncode=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        wall_seconds=wall,
+        stdout=stdout,
+        stderr=stderr,
+    )
+
+
+def _start_reader(pipe, buffer: TailBuffer) -> threading.Thread:
+    def drain() -> None:
+        with pipe:
+            fd = pipe.fileno()
+            while chunk := os.read(fd, _READ_CHUNK):
+                buffer.feed(chunk)
+
+    thread = threading.Thread(target=drain, daemon=True, name="sandbox-output-reader")
+    thread.start()
+    return thread
+
+
+def _wait_without_reaping(pid: int, deadline: float) -> bool:
+    """Wait until `pid` exits or the deadline passes; leave it a zombie so its pgid stays ours."""
+    delay = 0.001
+    while True:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, 0.05)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,321 @@
+"""Task validation: prove a task's tests before a human spends time on it.
+
+Plain Python (no Django). Given a base snapshot, the hidden test patch, the reference patch and
+the intended FAIL_TO_PASS / PASS_TO_PASS lists, it runs the sandbox and decides:
+
+1. base + tests, and base + reference + tests, each `reruns` times;
+2. a test whose outcome varies between runs is flaky (left out of both lists);
+3. an intended FAIL_TO_PASS test that passes on base is invalid (it cannot tell a solution
+   from none); a test the reference fails makes the whole task invalid;
+4. the interaction check: with k >= 2 reference parts, k more runs with all parts but one
+   show which FAIL_TO_PASS tests need which parts; the interaction score is the share of
+   FAIL_TO_PASS tests that need two or more parts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workers.patchparts import PatchPart
+from workers.sandbox.types import (
+    EnvironmentSpec,
+    Limits,
+    Outcome,
+    RunRequest,
+    RunResult,
+    Snapshot,
+)
+
+FAIL_TO_PASS = "FAIL_TO_PASS"
+PASS_TO_PASS = "PASS_TO_PASS"
+FLAKY = "flaky"
+INVALID = "invalid"
+
+Runner = Callable[[RunRequest], RunResult]
+Progress = Callable[[int, str], None]
+
+
+@dataclass(frozen=True)
+class ValidationInput:
+    snapshot: Snapshot
+    environment: EnvironmentSpec
+    reference_patch: str
+    test_patch: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...] = ()
+    reruns: int = 3
+    limits: Limits = field(default_factory=Limits)
+    # Parts of the reference for the interaction check; fewer than two skips the check.
+    reference_parts: tuple[PatchPart, ...] = ()
+
+
+@dataclass
+class TestVerdict:
+    nodeid: str
+    intended: str
+    role: str = INVALID
+    runs: int = 0
+    passes_base: int = 0
+    passes_reference: int = 0
+    outcomes_base: list[str] = field(default_factory=list)
+    outcomes_reference: list[str] = field(default_factory=list)
+    needs_parts: list[str] = field(default_factory=list)
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass
+class RunSummary:
+    label: str
+    seconds: float
+    exit_code: int | None
+    passed: int
+    failed: int
+    problem: str = ""
+
+
+@dataclass
+class ValidationOutcome:
+    verified: bool
+    reasons: list[str]
+    tests: dict[str, TestVerdict]
+    interaction_score: float | None
+    part_failures: dict[str, list[str]]
+    runs: list[RunSummary]
+    seconds: float
+    environment_key: str = ""
+
+    @property
+    def fail_to_pass(self) -> list[str]:
+        return [t.nodeid for t in self.tests.values() if t.role == FAIL_TO_PASS]
+
+    @property
+    def pass_to_pass(self) -> list[str]:
+        return [t.nodeid for t in self.tests.values() if t.role == PASS_TO_PASS]
+
+    @property
+    def flaky(self) -> list[str]:
+        return [t.nodeid for t in self.tests.values() if t.role == FLAKY]
+
+
+def _passed(outcome: str) -> bool:
+    # A skipped test is not evidence of a solution either way; it counts as not passing.
+    return outcome == Outcome.PASSED
+
+
+def _outcomes(result: RunResult, nodeids: list[str]) -> dict[str, str]:
+    found = {}
+    for nodeid in nodeids:
+        test = result.tests.get(nodeid)
+        found[nodeid] = str(test.outcome) if test else "missing"
+    return found
+
+
+def _run_problem(result: RunResult) -> str:
+    if result.patch_failure:
+        failure = result.patch_failure
+        return (
+            f"patch {failure.patch_index + 1} does not apply: {failure.file} "
+            f"{failure.hunk}: {failure.message}".strip()
+        )
+    if result.timed_out:
+        return "the run hit the wall-clock limit"
+    if result.memory_exceeded:
+        return "the run hit the memory limit"
+    return ""
+
+
+def _summary(label: str, result: RunResult) -> RunSummary:
+    passed = sum(1 for t in result.tests.values() if t.outcome == Outcome.PASSED)
+    return RunSummary(
+        label=label,
+        seconds=round(result.wall_seconds, 3),
+        exit_code=result.exit_code,
+        passed=passed,
+        failed=len(result.tests) - passed,
+        problem=_run_problem(result),
+    )
+
+
+def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | None = None):
+    started = time.monotonic()
+    progress = progress or (lambda percent, message: None)
+    nodeids = list(dict.fromkeys([*inp.fail_to_pass, *inp.pass_to_pass]))
+    intended = {n: FAIL_TO_PASS for n in inp.fail_to_pass}
+    intended.update({n: PASS_TO_PASS for n in inp.pass_to_pass if n not in intended})
+    verdicts = {n: TestVerdict(nodeid=n, intended=intended[n]) for n in nodeids}
+    reasons: list[str] = []
+    runs: list[RunSummary] = []
+    loo = len(inp.reference_parts) if len(inp.reference_parts) >= 2 else 0
+    total_runs = 2 * inp.reruns + loo
+    done = 0
+    env_key = ""
+
+    def run(label: str, patches: tuple[str, ...], tests: list[str]) -> RunResult:
+        nonlocal done, env_key
+        progress(int(100 * done / max(1, total_runs)), f"{label}")
+        request = RunRequest(
+            snapshot=inp.snapshot,
+            environment=inp.environment,
+            patches=tuple(p for p in patches if p.strip()),
+            tests=tuple(tests),
+            limits=inp.limits,
+        )
+        result = runner(request)
+        env_key = result.environment_key or env_key
+        done += 1
+        runs.append(_summary(label, result))
+        return result
+
+    if not nodeids:
+        return ValidationOutcome(
+            verified=False,
+            reasons=["the task has no tests to validate"],
+            tests={},
+            interaction_score=None,
+            part_failures={},
+            runs=[],
+            seconds=0.0,
+        )
+
+    blocking = False
+    for attempt in range(1, inp.reruns + 1):
+        for label, patches, key in (
+            (f"base + tests, run {attempt}", (inp.test_patch,), "base"),
+            (
+                f"reference + tests, run {attempt}",
+                (inp.reference_patch, inp.test_patch),
+                "reference",
+            ),
+        ):
+            result = run(label, patches, nodeids)
+            problem = _run_problem(result)
+            if problem:
+                reasons.append(f"{label}: {problem}")
+                blocking = True
+                break
+            outcomes = _outcomes(result, nodeids)
+            for nodeid, outcome in outcomes.items():
+                verdict = verdicts[nodeid]
+                if key == "base":
+                    verdict.outcomes_base.append(outcome)
+                    verdict.passes_base += _passed(outcome)
+                else:
+                    verdict.outcomes_reference.append(outcome)
+                    verdict.passes_reference += _passed(outcome)
+                test = result.tests.get(nodeid)
+                if test and test.message and not _passed(outcome):
+                    verdict.message = test.message[-2000:]
+            for error in result.collection_errors:
+                message = f"{label}: collection error in {error.path}: {error.message[:300]}"
+                if message not in reasons:
+                    reasons.append(message)
+        if blocking:
+            break
+
+    if blocking:
+        for verdict in verdicts.values():
+            verdict.role = INVALID
+            verdict.reason = "validation could not run"
+        return ValidationOutcome(
+            verified=False,
+            reasons=reasons,
+            tests=verdicts,
+            interaction_score=None,
+            part_failures={},
+            runs=runs,
+            seconds=round(time.monotonic() - started, 3),
+            environment_key=env_key,
+        )
+
+    _classify(verdicts, reasons)
+    fail_to_pass = [v.nodeid for v in verdicts.values() if v.role == FAIL_TO_PASS]
+    if not fail_to_pass:
+        reasons.append("no FAIL_TO_PASS test survived validation")
+
+    part_failures: dict[str, list[str]] = {}
+    interaction_score = None
+    if loo and fail_to_pass and not any(r.startswith("the reference") for r in reasons):
+        for index, left_out in enumerate(inp.reference_parts):
+            others = tuple(p.patch for i, p in enumerate(inp.reference_parts) if i != index)
+            result = run(
+                f"reference without {left_out.name}", (*others, inp.test_patch), fail_to_pass
+            )
+            problem = _run_problem(result)
+            if problem:
+                reasons.append(f"interaction check without {left_out.name}: {problem}")
+                continue
+            failing = [n for n, o in _outcomes(result, fail_to_pass).items() if not _passed(o)]
+            part_failures[left_out.name] = failing
+            for nodeid in failing:
+                verdicts[nodeid].needs_parts.append(left_out.name)
+        needing_two = sum(1 for n in fail_to_pass if len(verdicts[n].needs_parts) >= 2)
+        interaction_score = round(needing_two / len(fail_to_pass), 4)
+
+    progress(100, "validated")
+    return ValidationOutcome(
+        # Interaction-check problems and collection errors are notes, not verdicts.
+        verified=not any(_is_blocking(r) for r in reasons),
+        reasons=reasons,
+        tests=verdicts,
+        interaction_score=interaction_score,
+        part_failures=part_failures,
+        runs=runs,
+        seconds=round(time.monotonic() - started, 3),
+        environment_key=env_key,
+    )
+
+
+_NOTES = ("interaction check", "collection error")
+
+
+def _is_blocking(reason: str) -> bool:
+    return not any(note in reason for note in _NOTES)
+
+
+def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
+    reference_failures = []
+    for verdict in verdicts.values():
+        verdict.runs = len(verdict.outcomes_base)
+        base = verdict.outcomes_base
+        reference = verdict.outcomes_reference
+        if "missing" in reference or "missing" in base:
+            verdict.role = INVALID
+            verdict.reason = "not collected or not found in a run"
+            if all(o == "missing" for o in reference):
+                reference_failures.append(verdict.nodeid)
+            continue
+        base_varies = len({_passed(o) for o in base}) > 1
+        reference_varies = len({_passed(o) for o in reference}) > 1
+        if base_varies or reference_varies:
+            verdict.role = FLAKY
+            which = "base" if base_varies else "reference"
+            verdict.reason = f"outcome varies between runs on {which}: " + ", ".join(
+                base if base_varies else reference
+            )
+            continue
+        passes_reference = all(_passed(o) for o in reference)
+        passes_base = all(_passed(o) for o in base)
+        if not passes_reference:
+            verdict.role = INVALID
+            verdict.reason = f"the reference solution fails it ({reference[0]})"
+            reference_failures.append(verdict.nodeid)
+        elif verdict.intended == FAIL_TO_PASS:
+            if passes_base:
+                verdict.role = INVALID
+                verdict.reason = "passes without the solution: it cannot tell a solution from none"
+            else:
+                verdict.role = FAIL_TO_PASS
+        elif passes_base:
+            verdict.role = PASS_TO_PASS
+        else:
+            verdict.role = INVALID
+            verdict.reason = "an intended PASS_TO_PASS test fails on base"
+    if reference_failures:
+        shown = ", ".join(reference_failures[:5])
+        more = f" and {len(reference_failures) - 5} more" if len(reference_failures) > 5 else ""
+        reasons.append(
+            f"the reference solution fails {len(reference_failures)} test(s): {shown}{more}"
+        )
