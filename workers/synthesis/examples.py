@@ -1,0 +1,237 @@
+"""Examples of expected behaviour, read from the asserts of the tests that cover a function.
+
+An example is the assert as the test wrote it (source text, never re-printed), preceded by the
+assignments in the same test that define the names it uses, so that `acct.deposit(5)` comes
+with the line that made `acct`. Tests are the ground truth here: the specs quote them because
+docstrings are often missing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+
+from workers.synthesis.hidden_tests import split_nodeid
+
+_MAX_EXAMPLE_CHARS = 400
+_MAX_SETUP_LINES = 3
+
+
+@dataclass(frozen=True)
+class Example:
+    test: str  # node id
+    code: str  # one or more lines of Python
+    kind: str  # "assert" or "raises"
+    exception: str = ""  # for "raises": the exception named by the test
+    direct: bool = True  # the function is called in the assert itself, not only before it
+    via: str = ""  # when the test reaches the function through a caller: that caller's name
+
+
+class TestSources:
+    """Parsed test files, looked up by pytest node id."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    @cache  # noqa: B019 - one instance lives for one synthesis run
+    def _tree(self, path: str) -> ast.Module | None:
+        try:
+            return ast.parse(self.files[path])
+        except (KeyError, SyntaxError, ValueError):
+            return None
+
+    def function(self, nodeid: str) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        path, names = split_nodeid(nodeid)
+        scope: ast.AST | None = self._tree(path)
+        for name in names:
+            if scope is None:
+                return None
+            kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            matches = [
+                s for s in getattr(scope, "body", []) if isinstance(s, kinds) and s.name == name
+            ]
+            scope = matches[-1] if matches else None
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.files[path], scope
+        return None
+
+    def raised_names(self, nodeid: str) -> set[str]:
+        """Exceptions the test expects (pytest.raises, assertRaises), by their last name part."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        names = set()
+        for node in ast.walk(found[1]):
+            for exception in _expected_exception(node).split("|"):
+                if exception:
+                    names.add(exception.rsplit(".", 1)[-1])
+        return names
+
+    def examples_for(self, nodeid: str, function_name: str) -> list[Example]:
+        found = self.function(nodeid)
+        if found is None:
+            return []
+        text, test = found
+        examples: list[Example] = []
+        parametrize = _parametrize_note(text, test)
+        for stmt in _statements(test.body):
+            if isinstance(stmt, ast.Assert):
+                direct = _calls_name(stmt.test, function_name)
+                if direct or _uses_result_of(test, stmt, function_name):
+                    code = _with_setup(text, test, stmt, _segment(text, stmt))
+                    note = _note(code, parametrize, stmt)
+                    examples.append(Example(nodeid, note, "assert", direct=direct))
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                exception = next(
+                    (e for item in stmt.items if (e := _expected_exception(item.context_expr))),
+                    "",
+                )
+                if exception and any(_calls_name(s, function_name) for s in stmt.body):
+                    code = _with_setup(text, test, stmt, _segment(text, stmt))
+                    note = _note(code, parametrize, stmt)
+                    examples.append(Example(nodeid, note, "raises", exception))
+        return [e for e in examples if len(e.code) <= _MAX_EXAMPLE_CHARS]
+
+
+def _statements(body: list[ast.stmt]):
+    """Statements of a test body, looking into if/for/with/try blocks but not nested defs."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            continue  # a `with pytest.raises` block is an example as a whole
+        for field_name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field_name, None)
+            if isinstance(inner, list) and not isinstance(stmt, ast.FunctionDef | ast.ClassDef):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", []):
+            yield from _statements(handler.body)
+
+
+def _segment(text: str, node: ast.AST) -> str:
+    """Source of a statement, its continuation lines dedented by the statement's indentation."""
+    source = ast.get_source_segment(text, node, padded=False) or ""
+    lines = source.splitlines()
+    indent = getattr(node, "col_offset", 0)
+    dedented = [lines[0]] if lines else []
+    for line in lines[1:]:
+        margin = len(line) - len(line.lstrip(" \t"))
+        dedented.append(line[min(indent, margin) :])
+    return "\n".join(dedented)
+
+
+def _calls_name(node: ast.AST, name: str) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            func = child.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                return True
+        # Properties and dunders are reached without a call of their own name.
+        if isinstance(child, ast.Attribute) and child.attr == name and not name.startswith("_"):
+            return True
+    return False
+
+
+def _assigned_names(stmt: ast.stmt) -> set[str]:
+    targets: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.With | ast.AsyncWith):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _used_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _uses_result_of(test: ast.AST, stmt: ast.Assert, name: str) -> bool:
+    """`result = f(...)` earlier in the test, then `assert result == ...`."""
+    used = _used_names(stmt.test)
+    for earlier in _statements(test.body):
+        if earlier is stmt:
+            return False
+        if (
+            isinstance(earlier, ast.Assign)
+            and _assigned_names(earlier) & used
+            and _calls_name(earlier.value, name)
+        ):
+            return True
+    return False
+
+
+def _with_setup(text: str, test: ast.AST, stmt: ast.stmt, code: str) -> str:
+    """Prefix the top-level assignments of the test that define names the example uses."""
+    needed = _used_names(stmt)
+    setup: list[ast.stmt] = []
+    for earlier in reversed([s for s in test.body if s.lineno < stmt.lineno]):
+        if len(setup) >= _MAX_SETUP_LINES:
+            break
+        defined = _assigned_names(earlier)
+        if isinstance(earlier, ast.Assign | ast.AnnAssign | ast.Expr) and (
+            defined & needed or (isinstance(earlier, ast.Expr) and _used_names(earlier) & needed)
+        ):
+            setup.insert(0, earlier)
+            needed = (needed - defined) | _used_names(earlier)
+    lines = [_segment(text, s) for s in setup] + [code]
+    return "\n".join(lines)
+
+
+def _expected_exception(node: ast.AST) -> str:
+    if not isinstance(node, ast.Call) or not node.args:
+        return ""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name not in ("raises", "assertRaises", "assertRaisesRegex"):
+        return ""
+    first = node.args[0]
+    if isinstance(first, ast.Tuple):
+        return "|".join(_dotted(e) for e in first.elts)
+    return _dotted(first)
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _parametrize_note(text: str, test: ast.AST) -> dict[str, str]:
+    """Argument names -> the values list of @pytest.mark.parametrize, as written."""
+    notes: dict[str, str] = {}
+    for decorator in getattr(test, "decorator_list", []):
+        if not (
+            isinstance(decorator, ast.Call) and _dotted(decorator.func).endswith("parametrize")
+        ):
+            continue
+        if len(decorator.args) < 2:
+            continue
+        names_node, values_node = decorator.args[0], decorator.args[1]
+        if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+            names = names_node.value
+        else:
+            names = _segment(text, names_node)
+        values = " ".join(_segment(text, values_node).split())
+        for name in names.replace(" ", "").strip("()[]").split(","):
+            if name:
+                notes[name.strip("'\"")] = f"{names.strip()} in {values}"
+    return notes
+
+
+def _note(code: str, parametrize: dict[str, str], stmt: ast.AST) -> str:
+    used = _used_names(stmt)
+    notes = sorted({parametrize[name] for name in used if name in parametrize})
+    if not notes:
+        return code
+    shown = "; ".join(notes)
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return f"{code}\n# parametrised: {shown}"

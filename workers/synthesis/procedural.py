@@ -1,0 +1,565 @@
+"""The procedural synthesis engine: tasks from a repository without any model.
+
+One coverage run of the whole suite maps tests to functions; clusters of coupled functions are
+chosen from that map; each cluster costs one more sandbox run (its bodies stubbed, only the
+tests that matter selected) to learn which tests fail without it. Everything else is text work
+on the snapshot's files.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workers.gitstore import commit_patch
+from workers.sandbox.types import (
+    EnvironmentSpec,
+    Limits,
+    Outcome,
+    RunRequest,
+    RunResult,
+    Snapshot,
+)
+from workers.synthesis.callgraph import CallGraph, build_call_graph
+from workers.synthesis.candidates import CandidatePolicy, select_candidates
+from workers.synthesis.clusters import Cluster, form_clusters
+from workers.synthesis.coverage_map import CoverageMap, build_coverage_map
+from workers.synthesis.difficulty import estimate_difficulty
+from workers.synthesis.edits import (
+    LineEdit,
+    apply_edits,
+    creation_patch,
+    deletion_patch,
+    file_patch,
+    invert_edits,
+    split_lines,
+)
+from workers.synthesis.examples import TestSources
+from workers.synthesis.functions import FunctionInfo, FunctionTable, build_function_table
+from workers.synthesis.hidden_tests import plan_test_removal, split_nodeid
+from workers.synthesis.proposals import (
+    ReferencePart,
+    Rejection,
+    SynthesisOutcome,
+    TaskProposal,
+)
+from workers.synthesis.reference_parts import parse_patch, split_reference_parts
+from workers.synthesis.source import SourceTree, read_snapshot
+from workers.synthesis.specs import build_specs
+from workers.synthesis.statement import problem_statement, task_title
+from workers.synthesis.stubs import removed_body_lines, stub_edits
+
+Runner = Callable[[RunRequest], RunResult]
+# (parent commit, patch, message) -> new commit id
+CommitBase = Callable[[str, str, str], str]
+Progress = Callable[[int, str], None]
+
+_FAILING = (Outcome.FAILED, Outcome.ERROR)
+
+
+@dataclass(frozen=True)
+class ProceduralSettings:
+    max_pass_to_pass: int = 30
+    # Tests of callers outside the cluster, and neighbours (tests of the functions the cluster
+    # uses, other tests of the same test files): enough to notice a broken neighbour and to
+    # give PASS_TO_PASS tests, few enough to keep the stub run short.
+    max_caller_tests: int = 40
+    max_neighbour_tests: int = 30
+    parallel_runs: int = 2
+    candidates: CandidatePolicy = field(default_factory=CandidatePolicy)
+
+
+class RepositoryUnusable(Exception):
+    """The snapshot cannot give tasks; the message says why, for the report."""
+
+
+def synthesize_procedural(
+    *,
+    snapshot: Snapshot,
+    environment: EnvironmentSpec,
+    runner: Runner,
+    count: int,
+    seed: int,
+    commit_base: CommitBase | Path | None = None,
+    progress: Progress | None = None,
+    limits: Limits | None = None,
+    settings: ProceduralSettings | None = None,
+    tree: SourceTree | None = None,
+) -> SynthesisOutcome:
+    """Up to `count` tasks from `snapshot`; the same inputs and seed give the same tasks.
+
+    `commit_base` makes the base commits: a callable (parent, patch, message) -> commit id, or
+    the bare repository to commit into (default: the snapshot's own). `tree` lets a caller that
+    already read the snapshot's files pass them in.
+    """
+    started = time.monotonic()
+    settings = settings or ProceduralSettings()
+    limits = limits or Limits()
+    report_progress = progress or (lambda _percent, _message: None)
+    committer = _committer(commit_base, snapshot)
+    try:
+        report_progress(1, "Reading the snapshot")
+        tree = tree if tree is not None else _read(snapshot)
+        table = build_function_table(tree)
+        if not table.functions:
+            raise RepositoryUnusable("no Python functions outside test code")
+        report_progress(5, "Running the test suite with coverage")
+        baseline = _baseline(runner, snapshot, environment, limits)
+    except RepositoryUnusable as unusable:
+        return _unusable(str(unusable), started)
+
+    cmap = build_coverage_map(table, baseline.coverage or {}, baseline.tests)
+    graph = build_call_graph(table)
+    candidates, skipped = select_candidates(table, cmap, settings.candidates)
+    clusters = form_clusters(candidates, graph, cmap, table, seed=seed, wanted=count)
+    report_progress(25, f"{len(candidates)} candidate functions, {len(clusters)} clusters")
+
+    context = _Context(
+        snapshot=snapshot,
+        environment=environment,
+        runner=runner,
+        limits=limits,
+        settings=settings,
+        seed=seed,
+        tree=tree,
+        table=table,
+        graph=graph,
+        cmap=cmap,
+        tests=TestSources({p: tree.files[p] for p in tree.test_paths}),
+        all_tests=set(baseline.tests),
+        baseline_errors={e.path for e in baseline.collection_errors},
+        passing_by_file=_by_file(cmap.passing),
+        committer=committer,
+    )
+    proposals: list[TaskProposal] = []
+    rejected: list[Rejection] = []
+    tried = 0
+    width = max(1, settings.parallel_runs)
+    with ThreadPoolExecutor(max_workers=width) as pool:
+        for wave_start in range(0, len(clusters), width):
+            if len(proposals) >= count:
+                break
+            wave = clusters[wave_start : wave_start + width]
+            # Results are taken in cluster order, so parallel runs do not change the outcome.
+            for cluster, result in zip(wave, pool.map(context.attempt, wave), strict=True):
+                if len(proposals) >= count:
+                    break
+                tried += 1
+                if isinstance(result, Rejection):
+                    rejected.append(result)
+                else:
+                    proposals.append(result)
+                    report_progress(
+                        25 + int(70 * len(proposals) / max(count, 1)),
+                        f"{len(proposals)} of {count} tasks ({cluster.functions[0]})",
+                    )
+    elapsed = time.monotonic() - started
+    report = _report(
+        proposals=proposals,
+        rejected=rejected,
+        candidates=candidates,
+        skipped=skipped,
+        clusters=clusters,
+        tried=tried,
+        baseline=baseline,
+        elapsed=elapsed,
+    )
+    report_progress(100, f"{len(proposals)} tasks, {len(rejected)} clusters rejected")
+    return SynthesisOutcome(proposals=proposals, rejected=rejected, report=report)
+
+
+def _committer(commit_base: CommitBase | Path | None, snapshot: Snapshot) -> CommitBase:
+    if callable(commit_base):
+        return commit_base
+    git_dir = Path(commit_base) if commit_base is not None else Path(snapshot.git_dir)
+
+    def commit(parent: str, patch: str, message: str) -> str:
+        return commit_patch(git_dir, parent, patch, message)
+
+    return commit
+
+
+def _read(snapshot: Snapshot) -> SourceTree:
+    try:
+        return read_snapshot(snapshot)
+    except Exception as error:
+        raise RepositoryUnusable(f"the snapshot could not be read: {error}") from error
+
+
+def _baseline(runner: Runner, snapshot, environment, limits) -> RunResult:
+    try:
+        result = runner(
+            RunRequest(snapshot=snapshot, environment=environment, coverage=True, limits=limits)
+        )
+    except Exception as error:  # the sandbox's own failures (environment build) end up here
+        raise RepositoryUnusable(f"the sandbox could not run the tests: {error}") from error
+    if result.timed_out:
+        raise RepositoryUnusable("the test suite timed out at the snapshot")
+    if result.memory_exceeded:
+        raise RepositoryUnusable("the test suite ran out of memory at the snapshot")
+    if not result.tests:
+        if result.collection_errors:
+            first = result.collection_errors[0]
+            raise RepositoryUnusable(
+                f"no test could be collected at the snapshot ({len(result.collection_errors)} "
+                f"collection errors; first in {first.path}: {first.message.strip()[-300:]})"
+            )
+        tail = (result.stderr_tail or result.stdout_tail).strip()[-500:]
+        raise RepositoryUnusable(
+            f"no tests found at the snapshot (exit code {result.exit_code})"
+            + (f": {tail}" if tail else "")
+        )
+    if not any(r.outcome == Outcome.PASSED for r in result.tests.values()):
+        raise RepositoryUnusable(f"none of the {len(result.tests)} tests passes at the snapshot")
+    if not result.coverage:
+        raise RepositoryUnusable("the coverage run returned no coverage data")
+    return result
+
+
+@dataclass
+class _Context:
+    """What every cluster attempt shares; attempts only read it, so threads may share it."""
+
+    snapshot: Snapshot
+    environment: EnvironmentSpec
+    runner: Runner
+    limits: Limits
+    settings: ProceduralSettings
+    seed: int
+    tree: SourceTree
+    table: FunctionTable
+    graph: CallGraph
+    cmap: CoverageMap
+    tests: TestSources
+    all_tests: set[str]
+    baseline_errors: set[str]
+    passing_by_file: dict[str, set[str]]
+    committer: CommitBase
+
+    def attempt(self, cluster: Cluster) -> TaskProposal | Rejection:
+        try:
+            return self._attempt(cluster)
+        except Exception as error:  # one broken cluster must not end the whole job
+            return Rejection(cluster.functions, f"internal error: {type(error).__name__}")
+
+    def _attempt(self, cluster: Cluster) -> TaskProposal | Rejection:
+        started = time.monotonic()
+        functions = [self.table.functions[fid] for fid in cluster.functions]
+        rng = random.Random(f"{self.seed}:{'|'.join(cluster.functions)}")  # noqa: S311
+        by_file = _group_by_file(functions)
+        originals = {path: self.tree.files[path] for path in by_file}
+        edits = {path: stub_edits(originals[path], fns) for path, fns in by_file.items()}
+        stubbed = {path: apply_edits(originals[path], edits[path]) for path in by_file}
+        stub_patch = "".join(file_patch(p, originals[p], edits[p]) for p in sorted(by_file))
+
+        covering = self.cmap.covering(cluster.functions)
+        callers = sorted(
+            {c for fid in cluster.functions for c in self.graph.callers.get(fid, set())}
+            - set(cluster.functions)
+        )
+        caller_tests = _sample(
+            rng, self.cmap.covering(callers) - covering, self.settings.max_caller_tests
+        )
+        callees = {c for fid in cluster.functions for c in self.graph.callees.get(fid, set())}
+        neighbours = self.cmap.covering(callees - set(cluster.functions))
+        for test_file in {split_nodeid(t)[0] for t in covering}:
+            neighbours |= self.passing_by_file.get(test_file, set())
+        neighbour_tests = _sample(
+            rng, neighbours - covering - set(caller_tests), self.settings.max_neighbour_tests
+        )
+        selected = sorted(covering | set(caller_tests) | set(neighbour_tests))
+
+        run = self.runner(
+            RunRequest(
+                snapshot=self.snapshot,
+                environment=self.environment,
+                patches=(stub_patch,),
+                tests=tuple(selected),
+                limits=self.limits,
+            )
+        )
+        rejection = self._check_stub_run(cluster, run)
+        if rejection is not None:
+            return rejection
+        fail_to_pass = [t for t in selected if t in run.tests and run.tests[t].outcome in _FAILING]
+        still_passing = [
+            t for t in selected if t in run.tests and run.tests[t].outcome == Outcome.PASSED
+        ]
+        if not fail_to_pass:
+            return Rejection(cluster.functions, "no covering test fails without the bodies")
+
+        removal = plan_test_removal(self.tree.files, fail_to_pass, self.all_tests)
+        pass_to_pass = [t for t in still_passing if t not in removal.removed]
+        if len(pass_to_pass) > self.settings.max_pass_to_pass:
+            pass_to_pass = sorted(rng.sample(pass_to_pass, self.settings.max_pass_to_pass))
+
+        removal_patch, test_patch = self._test_patches(removal)
+        reference_edits = {
+            path: invert_edits(split_lines(originals[path]), edits[path]) for path in by_file
+        }
+        reference_patch = "".join(
+            file_patch(p, stubbed[p], reference_edits[p]) for p in sorted(by_file)
+        )
+        try:
+            base_commit = self.committer(
+                self.snapshot.commit,
+                stub_patch + removal_patch,
+                f"specloom: base state for {task_title(functions)}",
+            )
+        except Exception as error:
+            return Rejection(cluster.functions, f"base commit failed: {type(error).__name__}")
+
+        return self._proposal(
+            cluster=cluster,
+            functions=functions,
+            originals=originals,
+            reference_edits=reference_edits,
+            base_commit=base_commit,
+            reference_patch=reference_patch,
+            test_patch=test_patch,
+            fail_to_pass=fail_to_pass,
+            pass_to_pass=pass_to_pass,
+            hidden=sorted(removal.removed),
+            visible_failing=sorted(removal.not_found),
+            run_seconds=run.wall_seconds,
+            started=started,
+        )
+
+    def _check_stub_run(self, cluster: Cluster, run: RunResult) -> Rejection | None:
+        if run.patch_failure is not None:
+            return Rejection(cluster.functions, "stub patch does not apply")
+        if run.timed_out or run.memory_exceeded:
+            return Rejection(cluster.functions, "stub run hit a limit")
+        new_errors = [e for e in run.collection_errors if e.path not in self.baseline_errors]
+        if new_errors:
+            at_import = any("NotImplementedError" in e.message for e in new_errors)
+            reason = "stub runs at import" if at_import else "stubbing breaks test collection"
+            return Rejection(cluster.functions, reason)
+        return None
+
+    def _test_patches(self, removal) -> tuple[str, str]:
+        """(patch that hides the tests, patch that brings them back)."""
+        hide: list[str] = []
+        restore: list[str] = []
+        for path in sorted(set(removal.edits) | set(removal.deleted)):
+            original = self.tree.files[path]
+            mode = self.tree.mode(path)
+            if path in removal.deleted:
+                hide.append(deletion_patch(path, original, mode))
+                restore.append(creation_patch(path, original, mode))
+                continue
+            file_edits: list[LineEdit] = removal.edits[path]
+            hidden_text = apply_edits(original, file_edits)
+            hide.append(file_patch(path, original, file_edits))
+            back = invert_edits(split_lines(original), file_edits)
+            restore.append(file_patch(path, hidden_text, back))
+        return "".join(hide), "".join(restore)
+
+    def _proposal(
+        self,
+        *,
+        cluster: Cluster,
+        functions: list[FunctionInfo],
+        originals: dict[str, str],
+        reference_edits: dict[str, list[LineEdit]],
+        base_commit: str,
+        reference_patch: str,
+        test_patch: str,
+        fail_to_pass: list[str],
+        pass_to_pass: list[str],
+        hidden: list[str],
+        visible_failing: list[str],
+        run_seconds: float,
+        started: float,
+    ) -> TaskProposal:
+        cluster_specs = build_specs(
+            functions=functions,
+            texts=originals,
+            table=self.table,
+            graph=self.graph,
+            cmap=self.cmap,
+            tests=self.tests,
+            fail_to_pass=fail_to_pass,
+            pass_to_pass=pass_to_pass,
+        )
+        removed: list[str] = []
+        for path, fns in _group_by_file(functions).items():
+            removed += removed_body_lines(originals[path], fns)
+        ids = set(cluster.functions)
+        relations = [
+            (self.table.functions[a].qualname, self.table.functions[b].qualname)
+            for a in cluster.functions
+            for b in sorted(self.graph.callees.get(a, set()) & ids)
+        ]
+        statement = problem_statement(
+            functions=functions,
+            specs=cluster_specs.specs,
+            examples=cluster_specs.examples,
+            relations=relations,
+            removed_lines=removed,
+        )
+        parts = _reference_parts(
+            reference_patch, functions, reference_edits, cluster_specs.keys_by_function
+        )
+        difficulty = estimate_difficulty(
+            lines_removed=len(removed),
+            functions=len(functions),
+            tests=len(fail_to_pass),
+            dependencies=sum(1 for d in cluster_specs.dependencies if d.relation == "calls"),
+            error_contracts=sum(1 for s in cluster_specs.specs if s.kind == "error-handling"),
+        )
+        metadata = {
+            "origin": "procedural",
+            "seed": self.seed,
+            "functions": list(cluster.functions),
+            "modules": sorted({f.module for f in functions}),
+            "cohesion": cluster.cohesion,
+            "lines_removed": len(removed),
+            "hidden_tests": hidden,
+            "visible_fail_to_pass": visible_failing,
+            "outside_callers": cluster_specs.outside_callers,
+            "untested_specs": [s.key for s in cluster_specs.specs if not s.verified_by],
+            "stub_run_seconds": round(run_seconds, 2),
+            "synthesis_seconds": round(time.monotonic() - started, 2),
+        }
+        return TaskProposal(
+            title=task_title(functions),
+            problem_statement=statement,
+            base_commit=base_commit,
+            reference_patch=reference_patch,
+            test_patch=test_patch,
+            fail_to_pass=fail_to_pass,
+            pass_to_pass=pass_to_pass,
+            specs=cluster_specs.specs,
+            dependencies=cluster_specs.dependencies,
+            reference_parts=parts,
+            difficulty=difficulty,
+            metadata=metadata,
+        )
+
+
+def _by_file(tests: set[str]) -> dict[str, set[str]]:
+    grouped: dict[str, set[str]] = {}
+    for nodeid in tests:
+        grouped.setdefault(split_nodeid(nodeid)[0], set()).add(nodeid)
+    return grouped
+
+
+def _sample(rng: random.Random, tests: set[str], limit: int) -> list[str]:
+    ordered = sorted(tests)
+    return sorted(rng.sample(ordered, limit)) if len(ordered) > limit else ordered
+
+
+def _group_by_file(functions: list[FunctionInfo]) -> dict[str, list[FunctionInfo]]:
+    grouped: dict[str, list[FunctionInfo]] = {}
+    for info in sorted(functions, key=lambda f: (f.path, f.start)):
+        grouped.setdefault(info.path, []).append(info)
+    return grouped
+
+
+def _reference_parts(
+    reference_patch: str,
+    functions: list[FunctionInfo],
+    reference_edits: dict[str, list[LineEdit]],
+    keys_by_function: dict[str, list[str]],
+) -> list[ReferencePart]:
+    """Split the reference patch and tie each part to the specs of the function it restores."""
+    # Where each stub sits in the base file: the reference edit that replaces it starts there.
+    stub_line: dict[tuple[str, int], str] = {}
+    for path, fns in _group_by_file(functions).items():
+        for info, edit in zip(
+            fns, sorted(reference_edits[path], key=lambda e: e.start), strict=True
+        ):
+            stub_line[(path, edit.start)] = info.id
+    parts: list[ReferencePart] = []
+    for name, patch in split_reference_parts(reference_patch):
+        owners: list[str] = []
+        for file in parse_patch(patch):
+            for hunk in file.hunks:
+                span = range(hunk.old_start, hunk.old_start + hunk.old_count)
+                owners += [
+                    fid
+                    for (path, line), fid in stub_line.items()
+                    if path == file.path and line in span
+                ]
+        keys = sorted({k for fid in owners for k in keys_by_function.get(fid, [])}, key=_key_order)
+        parts.append(ReferencePart(name=name, patch=patch, spec_keys=keys))
+    return parts
+
+
+def _key_order(key: str) -> int:
+    return int(key[1:]) if key[1:].isdigit() else 0
+
+
+def _report(
+    *,
+    proposals: list[TaskProposal],
+    rejected: list[Rejection],
+    candidates: list[str],
+    skipped: dict[str, str],
+    clusters: list[Cluster],
+    tried: int,
+    baseline: RunResult,
+    elapsed: float,
+) -> dict:
+    outcomes = Counter(r.outcome.value for r in baseline.tests.values())
+    tasks = len(proposals)
+    return {
+        "status": "ok" if tasks else "no tasks",
+        "reason": "" if tasks else _no_task_reason(candidates, clusters, rejected),
+        "tests_at_snapshot": dict(sorted(outcomes.items())),
+        "collection_errors_at_snapshot": len(baseline.collection_errors),
+        "baseline_seconds": round(baseline.wall_seconds, 2),
+        "functions_skipped": dict(sorted(Counter(skipped.values()).items())),
+        "candidates": len(candidates),
+        "clusters": len(clusters),
+        "clusters_tried": tried,
+        "tasks": tasks,
+        "rejections": dict(sorted(Counter(r.reason for r in rejected).items())),
+        "mean_specs_per_task": round(sum(len(p.specs) for p in proposals) / max(tasks, 1), 2),
+        "declared_edges": sum(len(p.dependencies) for p in proposals),
+        "fail_to_pass": sum(len(p.fail_to_pass) for p in proposals),
+        "pass_to_pass": sum(len(p.pass_to_pass) for p in proposals),
+        "seconds_total": round(elapsed, 2),
+        "seconds_per_task": round(elapsed / tasks, 2) if tasks else None,
+    }
+
+
+def _no_task_reason(
+    candidates: list[str], clusters: list[Cluster], rejected: list[Rejection]
+) -> str:
+    if not candidates:
+        return "no function with a real body is covered by a passing test"
+    if not clusters:
+        return "no two candidate functions are coupled (no calls or shared tests between them)"
+    if rejected:
+        top = Counter(r.reason for r in rejected).most_common(1)[0][0]
+        return f"every cluster was rejected (most often: {top})"
+    return "no cluster was tried"
+
+
+def _unusable(reason: str, started: float) -> SynthesisOutcome:
+    return SynthesisOutcome(
+        proposals=[],
+        rejected=[],
+        report={
+            "status": "unusable",
+            "reason": reason,
+            "candidates": 0,
+            "clusters": 0,
+            "clusters_tried": 0,
+            "tasks": 0,
+            "rejections": {},
+            "mean_specs_per_task": 0,
+            "declared_edges": 0,
+            "fail_to_pass": 0,
+            "pass_to_pass": 0,
+            "seconds_total": round(time.monotonic() - started, 2),
+            "seconds_per_task": None,
+        },
+    )
