@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "workers",
@@ -249,6 +250,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the vendored sidecar package: no CDN, works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 API_FAILED_AUTH_LIMIT = env_int("SPECLOOM_API_FAILED_AUTH_LIMIT", 20, minimum=1)
 API_FAILED_AUTH_WINDOW_SECONDS = env_int("SPECLOOM_API_FAILED_AUTH_WINDOW_SECONDS", 300, minimum=1)

@@ -1,0 +1,1 @@
+"""Viewsets of the API's resources (registered on the router at import)."""

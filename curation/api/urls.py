@@ -1,0 +1,14 @@
+"""The REST API under /api/v1/, its OpenAPI schema and Swagger UI."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+# Resource modules register their viewsets on the router when imported; list them here.
+from curation.api import resources  # noqa: F401
+from curation.api.router import router
+
+urlpatterns = [
+    path("api/v1/", include(router.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

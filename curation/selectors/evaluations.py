@@ -1,0 +1,91 @@
+"""Which requirements each model honours: the models x specs matrix and pass rates by kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q, QuerySet
+
+from curation.models import Dataset, Specification, SpecResult, Task
+
+
+@dataclass
+class MatrixCell:
+    satisfied: int = 0
+    total: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return round(self.satisfied / self.total, 4) if self.total else None
+
+
+@dataclass
+class SpecMatrix:
+    models: list[str]
+    specs: list[Specification]
+    cells: dict[tuple[str, str], MatrixCell] = field(default_factory=dict)
+
+    def cell(self, model: str, spec_key: str) -> MatrixCell:
+        return self.cells.get((model, spec_key), MatrixCell())
+
+    def as_dict(self) -> dict:
+        return {
+            "models": self.models,
+            "specs": [{"key": s.key, "kind": s.kind, "statement": s.statement} for s in self.specs],
+            "cells": [
+                {
+                    "model": model,
+                    "spec": key,
+                    "satisfied": cell.satisfied,
+                    "total": cell.total,
+                    "rate": cell.rate,
+                }
+                for (model, key), cell in sorted(self.cells.items())
+            ],
+        }
+
+
+def _results(*, task: Task | None = None, dataset: Dataset | None = None) -> QuerySet:
+    results = SpecResult.objects.all()
+    if task is not None:
+        results = results.filter(spec__task=task)
+    if dataset is not None:
+        results = results.filter(spec__task__dataset=dataset)
+    return results
+
+
+def spec_matrix(*, task: Task) -> SpecMatrix:
+    """Per model (over its trajectories on this task), how often each spec was satisfied."""
+    rows = (
+        _results(task=task)
+        .values("evaluation__trajectory__model_name", "spec__key")
+        .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
+    )
+    cells = {
+        (row["evaluation__trajectory__model_name"], row["spec__key"]): MatrixCell(
+            satisfied=row["satisfied"], total=row["total"]
+        )
+        for row in rows
+    }
+    models = sorted({model for model, _ in cells})
+    return SpecMatrix(models=models, specs=list(task.specs.order_by("order", "id")), cells=cells)
+
+
+def pass_rates_by_kind(*, task: Task | None = None, dataset: Dataset | None = None) -> list[dict]:
+    """Per model and spec kind: satisfied / total spec results, over a task or a dataset."""
+    rows = (
+        _results(task=task, dataset=dataset)
+        .values("evaluation__trajectory__model_name", "spec__kind")
+        .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
+        .order_by("evaluation__trajectory__model_name", "spec__kind")
+    )
+    return [
+        {
+            "model": row["evaluation__trajectory__model_name"],
+            "kind": row["spec__kind"],
+            "satisfied": row["satisfied"],
+            "total": row["total"],
+            "rate": round(row["satisfied"] / row["total"], 4) if row["total"] else None,
+        }
+        for row in rows
+    ]
