@@ -1,5 +1,3 @@
-from decimal import Decimal
-
 import pytest
 
 from ledger import Catalog, Item, Ledger, Movement, ReservationBook
@@ -56,9 +54,3 @@ def book(ledger):
 @pytest.fixture
 def records():
     return RECORDS
-
-
-@pytest.fixture
-def d():
-    """Shorthand for Decimal in expected values."""
-    return Decimal

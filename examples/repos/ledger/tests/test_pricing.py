@@ -134,3 +134,26 @@ class TestInvoiceTotals:
     def test_it_reports_bad_discounts(self, catalog):
         with pytest.raises(PricingError, match="unrecognised discount"):
             invoice_totals(catalog, [("BLT-100", 1, "half")])
+
+
+@pytest.mark.parametrize(
+    "sku, quantity, discount, expected_total",
+    [
+        ("BK-5001", 2, None, "48.00"),
+        ("BK-5001", 2, "$5", "43.00"),
+        ("CAF-410", "2.5", "2+:10%", "42.53"),
+        ("CAF-410", "1.5", "2+:10%", "28.35"),
+        ("BLT-100", 3, "100%", "0.00"),
+    ],
+    ids=["zero tax", "fixed $5 off", "bulk reached (2.5 kg)", "bulk not reached (1.5 kg)", "free [100%]"],
+)
+def test_price_line_totals(catalog, sku, quantity, discount, expected_total):
+    line = price_line(catalog.get(sku), quantity, parse_discount(discount))
+    assert line.total == Decimal(expected_total)
+    assert line.net + line.tax == line.total
+
+
+def test_invoice_totals_bulk_threshold_is_per_line(catalog):
+    totals = invoice_totals(catalog, [("BLT-100", 4, "5+:10%"), ("CAB-300", "12.5", "5+:10%")])
+    assert [line.discount for line in totals.lines] == [Decimal("0.00"), Decimal("1.38")]
+    assert totals.total == Decimal("16.04")

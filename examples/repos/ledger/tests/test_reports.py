@@ -2,7 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from ledger import Movement, UnknownSKUError, low_stock, stock_report_csv, stock_rows, to_csv, valuation
+from ledger import Item, Movement, UnknownSKUError, low_stock, stock_report_csv, stock_rows, to_csv, valuation
 from ledger.reports import _csv_cell, _item_value
 
 
@@ -107,3 +107,27 @@ class TestLowStock:
     def test_negative_thresholds_are_errors(self, ledger):
         with pytest.raises(ValueError, match="must not be negative"):
             low_stock(ledger, {"BLT-100": -1})
+
+
+def test_stock_report_csv_quotes_names_and_lists_empty_items(catalog, empty_ledger):
+    catalog.add(Item("GLU-010", 'Glue "extra", 50 ml', unit_price="3.20"))
+    empty_ledger.apply(Movement("receive", "GLU-010", 3, location="shop"))
+    report = stock_report_csv(empty_ledger, include_zero=True)
+    assert 'GLU-010,"Glue ""extra"", 50 ml",SHOP,3,ea,9.60' in report.splitlines()
+    assert report.count(",,0,") == 5
+
+
+class TestValuation:
+    def test_empty_ledger(self, empty_ledger):
+        assert valuation(empty_ledger) == {}
+        assert valuation(empty_ledger, by="location") == {}
+
+    def test_transfers_move_value_between_locations(self, ledger):
+        ledger.apply(Movement("transfer", "BLT-100", 40, location="MAIN", to_location="VAN"))
+        assert valuation(ledger, by="location") == {"MAIN": Decimal("195.00"), "SHOP": Decimal("50.00"), "VAN": Decimal("10.00")}
+
+    def test_fractional_quantities_are_rounded_per_line(self, empty_ledger):
+        empty_ledger.apply(Movement("receive", "CAB-300", "0.35"))
+        empty_ledger.apply(Movement("receive", "CAB-300", "0.35", location="VAN"))
+        assert valuation(empty_ledger) == {"CAB-300": Decimal("0.78")}
+        assert valuation(empty_ledger, by="location") == {"MAIN": Decimal("0.39"), "VAN": Decimal("0.39")}

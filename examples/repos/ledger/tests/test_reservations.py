@@ -97,3 +97,22 @@ def test_release_frees_the_stock(book):
     assert book.available("CAB-300") == Decimal(50)
     with pytest.raises(ReservationError, match="unknown reservation"):
         book.release(reservation.id)
+
+
+def test_allocate_uses_a_single_location_when_it_can(book):
+    reservations = book.allocate("SO-8", "pnt_200", 3)
+    assert [(r.id, r.order, r.sku, r.location, r.quantity) for r in reservations] == [
+        ("R0001", "SO-8", "PNT-200", "MAIN", Decimal(3))
+    ]
+
+
+def test_allocate_never_backorders(book):
+    with pytest.raises(ReservationError, match="cannot allocate 1 of CAF-410: short by 1"):
+        book.allocate("SO-8", "CAF-410", 1)
+
+
+def test_fulfil_uses_an_explicit_reference(book, ledger):
+    reservation = book.allocate("SO-9", "PNT-200", 12)[1]
+    assert book.fulfil(reservation.id, reference="pick-77") == Decimal(2)
+    assert ledger.history(kind="issue")[-1].reference == "pick-77"
+    assert book.available("PNT-200") == Decimal(2)

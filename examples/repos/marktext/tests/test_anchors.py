@@ -118,3 +118,15 @@ def test_render_toc_escapes_brackets_and_checks_indent():
     assert render_toc(entries, indent=4) == "- [Arrays \\[\\] and \\\\](#arrays-and)"
     with pytest.raises(ValueError, match="indent must be at least 1"):
         render_toc(entries, indent=0)
+
+
+def test_render_toc_of_a_deep_document():
+    blocks = parse_blocks("# One\n## Two\n### Three\n## Two\n# [Four] *4*")
+    assert render_toc(build_toc(blocks, max_level=6)) == (
+        "- [One](#one)\n"
+        "  - [Two](#two)\n"
+        "    - [Three](#three)\n"
+        "  - [Two](#two-1)\n"
+        "- [\\[Four\\] 4](#four-4)"
+    )
+    assert render_toc([]) == ""

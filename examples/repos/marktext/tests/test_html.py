@@ -118,3 +118,31 @@ class TestRender:
     def test_empty_documents(self):
         assert render("") == ""
         assert render("# \n", toc=True) == '<nav class="toc">\n<ul>\n<li><a href="#section"></a></li>\n</ul>\n</nav>\n<h1 id="section"></h1>\n'
+
+
+@pytest.mark.parametrize(
+    "markup, expected",
+    [
+        ("- a\n- **b**", "<ul>\n<li>a</li>\n<li><strong>b</strong></li>\n</ul>\n"),
+        ("1. x\n2. [y](javascript:z)", "<ol>\n<li>x</li>\n<li>y</li>\n</ol>\n"),
+        ("| a | b |\n|---|---|\n| `<` | ü |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td><code>&lt;</code></td>\n<td>ü</td>\n</tr>\n</tbody>\n</table>\n"),
+        ("> [quoted](http://q.org)", '<blockquote>\n<p><a href="http://q.org">quoted</a></p>\n</blockquote>\n'),
+        ("```\n<raw>\n```\n\n---", "<pre><code>&lt;raw&gt;\n</code></pre>\n<hr>\n"),
+    ],
+    ids=["bullet list", "ordered [unsafe link]", "table with ünïcödé", "quote with link", "code and rule"],
+)
+def test_render_blocks_end_to_end(markup, expected):
+    assert render(markup) == expected
+
+
+def test_render_toc_nests_and_escapes():
+    html = render("# A & B\n## <C>\n# D", toc=True)
+    assert html.split("</nav>")[0] == (
+        '<nav class="toc">\n<ul>\n<li><a href="#a-b">A &amp; B</a>\n<ul>\n<li><a href="#c">&lt;C&gt;</a></li>\n</ul>\n</li>\n'
+        '<li><a href="#d">D</a></li>\n</ul>\n'
+    )
+
+
+def test_render_can_refuse_unsafe_links():
+    with pytest.raises(UnsafeURLError):
+        render("ok\n\n- [x](data:text/html,hi)", drop_unsafe_links=False)

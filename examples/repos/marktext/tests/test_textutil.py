@@ -125,3 +125,31 @@ def test_truncate_words():
 def test_excerpt_uses_the_first_paragraph(guide):
     assert excerpt(guide, limit=6) == "Install the toolkit and read the…"
     assert excerpt("# Only a title\n\n```\ncode\n```") == ""
+
+
+@pytest.mark.parametrize(
+    "text, width, expected",
+    [
+        ("a b c d e f", 5, "a b c\nd e f"),
+        ("one two three four", 9, "one   two\nthree\nfour"),
+        ("ünïcödé café crème brûlée", 13, "ünïcödé  café\ncrème brûlée"),
+        ("wordlongerthanwidth x", 8, "wordlong\nerthanwi\ndth x"),
+    ],
+    ids=["single spaces", "lone word lines", "ünïcödé café", "broken long word"],
+)
+def test_justify_lines_are_exactly_width(text, width, expected):
+    result = justify(text, width)
+    assert result == expected
+    assert all(len(line) == width for line in result.split("\n")[:-1] if " " in line)
+
+
+def test_text_stats_of_markup_free_text():
+    stats = text_stats("Dr. Smith arrived. “Hello!” she said — twice")
+    assert stats == TextStats(words=7, sentences=3, characters=37, average_word_length=4.43, longest_word="arrived")
+
+
+def test_excerpt_strips_markup_and_skips_non_paragraphs():
+    doc = "# Title\n\n- list item\n\n> quoted\n\nThe **real** [intro](x), with `code`, goes on and on."
+    assert excerpt(doc, limit=5) == "The real intro, with code…"
+    assert excerpt(doc) == "The real intro, with code, goes on and on."
+    assert excerpt("") == ""
