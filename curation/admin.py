@@ -22,8 +22,16 @@ from curation.models import (
 )
 
 
+class SynthesisForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
+    engine = forms.ChoiceField(choices=[("procedural", "procedural"), ("llm", "llm")])
+    count = forms.IntegerField(min_value=1, max_value=500, initial=10)
+    seed = forms.IntegerField(initial=0)
+
+
 @admin.register(Repository)
 class RepositoryAdmin(admin.ModelAdmin):
+    actions = ["synthesize_tasks"]
     list_display = ("name", "source_kind", "default_commit_short", "language", "created_at")
     list_filter = ("source_kind", "language")
     search_fields = ("name", "source", "default_commit")
@@ -32,6 +40,39 @@ class RepositoryAdmin(admin.ModelAdmin):
     @admin.display(description="commit")
     def default_commit_short(self, obj):
         return obj.default_commit[:12]
+
+    @admin.action(description="Synthesize tasks from the selected repositories")
+    def synthesize_tasks(self, request, queryset):
+        from django.template.response import TemplateResponse
+
+        from curation.services.synthesis import SynthesisInputError, synthesis_enqueue
+
+        form = SynthesisForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            for repository in queryset:
+                try:
+                    job = synthesis_enqueue(
+                        repository=repository, user=request.user, **form.cleaned_data
+                    )
+                except SynthesisInputError as exc:
+                    self.message_user(request, f"{repository.name}: {exc}", messages.ERROR)
+                    continue
+                self.message_user(
+                    request, f"{repository.name}: synthesis job {job.pk} queued.", messages.SUCCESS
+                )
+            return None
+        return TemplateResponse(
+            request,
+            "admin/curation/repository/synthesize.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Synthesize tasks",
+                "form": form,
+                "repositories": queryset,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "opts": self.model._meta,
+            },
+        )
 
 
 @admin.register(Dataset)

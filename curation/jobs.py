@@ -8,3 +8,10 @@ def validate_task(job, ctx):
     from curation.services.validation import task_validation_run
 
     return task_validation_run(job=job, ctx=ctx)
+
+
+@job_handler("synthesize", queue="synthesis", max_attempts=2)
+def synthesize(job, ctx):
+    from curation.services.synthesis import synthesis_run
+
+    return synthesis_run(job=job, ctx=ctx)

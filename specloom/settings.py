@@ -23,12 +23,12 @@ from specloom.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Test runs (pytest sets PYTEST_VERSION before anything loads) keep their database, broker
-# folders and cache apart from a demo that may be running from the same checkout.
-VAR_DIR = env_path(
-    "SPECLOOM_VAR_DIR",
-    BASE_DIR / "var" / "test" if os.environ.get("PYTEST_VERSION") else BASE_DIR / "var",
-)
+# A test run (pytest sets PYTEST_VERSION before anything loads) gets a folder of its own, so
+# its database, broker folders and cache stay apart from the demo and from other test runs;
+# the processes it starts (Celery workers, manage.py) inherit the folder through the variable.
+if os.environ.get("PYTEST_VERSION") and not os.environ.get("SPECLOOM_VAR_DIR"):
+    os.environ["SPECLOOM_VAR_DIR"] = str(BASE_DIR / "var" / "test" / f"run-{os.getpid()}")
+VAR_DIR = env_path("SPECLOOM_VAR_DIR", BASE_DIR / "var")
 
 SPECLOOM_ENV = env_str("SPECLOOM_ENV", "development")
 if SPECLOOM_ENV not in {"development", "production"}:

@@ -79,12 +79,17 @@ def reference_parts_for(task: Task) -> list[dict[str, Any]]:
     return result
 
 
-def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
-    task = Task.objects.select_related("repository", "dataset").get(pk=job.params["task_id"])
-    revision = job.params.get("revision", task.revision)
-    if task.revision != revision:
-        return {"message": f"skipped: task is at r{task.revision}, this job was for r{revision}"}
-    reruns = job.params.get("reruns") or task.dataset.validation_reruns
+def task_validate_now(
+    *, task: Task, job: Job | None, progress=None, log=None, reruns: int | None = None
+) -> tuple[ValidationOutcome, bool]:
+    """Validate the task's current revision in the sandbox and record the outcome.
+
+    Returns the outcome and whether it was recorded (False when the task changed meanwhile).
+    """
+    progress = progress or (lambda percent, message: None)
+    log = log or (lambda line: None)
+    revision = task.revision
+    reruns = reruns or task.dataset.validation_reruns
     tests = list(task.tests.all())
     parts = reference_parts_for(task)
     inp = ValidationInput(
@@ -100,17 +105,31 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
             PatchPart(name=p["name"], patch=p["patch"], complement=p["complement"]) for p in parts
         ),
     )
-    ctx.log(
+    log(
         f"validating {task.instance_id} r{revision}: {len(tests)} tests, {reruns} reruns, "
         f"{len(parts)} reference parts"
     )
-    outcome = validate_task(
-        inp, runtime.run_in_sandbox, progress=lambda p, m: ctx.progress(min(p, 99), m)
-    )
+    outcome = validate_task(inp, runtime.run_in_sandbox, progress=progress)
     for run in outcome.runs:
-        ctx.log(f"{run.label}: {run.passed} passed, {run.failed} not, {run.seconds}s {run.problem}")
+        log(f"{run.label}: {run.passed} passed, {run.failed} not, {run.seconds}s {run.problem}")
     recorded = task_validation_record(
         task=task, revision=revision, outcome=outcome, parts=parts, job=job
+    )
+    return outcome, recorded
+
+
+def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
+    """The validate_task job: validate the revision the job was queued for."""
+    task = Task.objects.select_related("repository", "dataset").get(pk=job.params["task_id"])
+    revision = job.params.get("revision", task.revision)
+    if task.revision != revision:
+        return {"message": f"skipped: task is at r{task.revision}, this job was for r{revision}"}
+    outcome, recorded = task_validate_now(
+        task=task,
+        job=job,
+        progress=lambda p, m: ctx.progress(min(p, 99), m),
+        log=ctx.log,
+        reruns=job.params.get("reruns"),
     )
     verdict = "verified" if outcome.verified else "invalid"
     return {

@@ -90,3 +90,29 @@ def test_the_validate_action_queues_jobs(admin_client, repo_storage, dataset):
     assert Job.objects.filter(kind="validate_task", target_id=str(task.pk)).count() == 1
     task.refresh_from_db()
     assert task.status == "validating"
+
+
+def test_a_curator_starts_a_synthesis_run_from_the_admin(admin_client, repo_storage, dataset):
+    repository = sample_repository("ledger")
+    url = reverse("admin:curation_repository_changelist")
+    page = admin_client.post(
+        url, {"action": "synthesize_tasks", "_selected_action": [repository.pk]}
+    )
+    assert page.status_code == 200
+    assert "Queue synthesis" in page.content.decode()
+    response = admin_client.post(
+        url,
+        {
+            "action": "synthesize_tasks",
+            "_selected_action": [repository.pk],
+            "apply": "1",
+            "dataset": dataset.pk,
+            "engine": "procedural",
+            "count": "5",
+            "seed": "1",
+        },
+    )
+    assert response.status_code == 302
+    job = Job.objects.get(kind="synthesize")
+    assert job.params["count"] == 5
+    assert job.params["dataset_id"] == dataset.pk
