@@ -1,4 +1,4 @@
-"""Prepare the demo: an admin, two demo users, the sample repositories and a dataset.
+"""Prepare the demo: an admin, two demo users, the sample repositories, a dataset, synthesis.
 
 Safe to run again: it creates only what is missing, and prints a password only when it makes one.
 """
@@ -14,6 +14,8 @@ from django.core.management.base import BaseCommand
 
 from curation.models import Dataset, Repository
 from curation.services.repositories import repository_import
+from curation.services.synthesis import synthesis_enqueue
+from workers.models import Job
 
 SAMPLES = ("ledger", "marktext")
 
@@ -55,6 +57,18 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Imported sample repository {repo.name} at {repo.default_commit[:12]}"
             )
+
+        # Fill the demo with tasks the way a curator would: a synthesis run per repository,
+        # picked up by the demo's worker (tasks appear as each one validates).
+        for repository in Repository.objects.filter(name__in=SAMPLES):
+            already = Job.objects.filter(
+                kind="synthesize", target_id=str(repository.pk), params__dataset_id=dataset.pk
+            ).exists()
+            if not already and not dataset.tasks.filter(repository=repository).exists():
+                job = synthesis_enqueue(repository=repository, dataset=dataset, count=6, seed=1)
+                self.stdout.write(
+                    f"Queued synthesis of 6 tasks from {repository.name} (job {job.pk})"
+                )
 
         for username, role, secret in created_accounts:
             shown = "(from SPECLOOM_ADMIN_PASSWORD)" if password else secret
