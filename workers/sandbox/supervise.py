@@ -123,7 +123,7 @@ def _wait_without_reaping(pid: int, deadline: float) -> bool:
         if remaining <= 0:
             return False
         time.sleep(min(delay, remaining))
-        delay = min(delay * 2, 0.05)
+        delay = min(delay * 2, 0.005)
 
 
 def _kill_group(pgid: int) -> None:

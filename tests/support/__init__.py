@@ -1,0 +1,1 @@
+"""Test utilities shared by several test packages (not tests themselves)."""

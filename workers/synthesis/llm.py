@@ -1,0 +1,708 @@
+"""The LLM synthesis engine: a model proposes a feature, the sandbox proves it, failures go back.
+
+Plain Python (no Django). For each task wanted, the agent shows the model the snapshot's file
+tree, one module (chosen by seed), that module's tests and, when given, their coverage; the
+model answers with a proposal as JSON (see llm_schema.PROPOSAL_SCHEMA): specs with kinds and
+dependencies, a new test file, and a reference patch. The proposal is checked, then validated
+the way every task is (workers.validation): with the new test file, the snapshot itself must
+fail the FAIL_TO_PASS tests and the snapshot plus the reference patch must pass them. Whatever
+went wrong (unparsable JSON, schema violations, a patch that does not apply, tests that pass
+without the feature) becomes the next user message, up to `rounds` rounds per task.
+
+The base commit of an LLM task is the snapshot commit: the model adds a feature, so nothing is
+removed first. Model misbehaviour and HTTP trouble never raise out of `synthesize_llm`; each
+round is recorded with its status, error, tokens, cost and time.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workers.gitstore import GitError, git, list_files, read_file
+from workers.patchparts import PatchParseError, PatchPart, split_by_function
+from workers.sandbox.types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
+from workers.synthesis.coverage_map import CoverageMap
+from workers.synthesis.difficulty import estimate_difficulty
+from workers.synthesis.edits import creation_patch
+from workers.synthesis.llm_client import (
+    HTTP_ERROR,
+    MALFORMED,
+    OK,
+    TIMEOUT,
+    ChatClient,
+    ChatReply,
+    ClientFactory,
+    LLMConfig,
+    Usage,
+)
+from workers.synthesis.llm_context import (
+    ModuleContext,
+    build_context,
+    feedback_message,
+    module_order,
+    system_prompt,
+    task_request,
+)
+from workers.synthesis.llm_schema import (
+    PROPOSAL_SCHEMA,
+    ProposalDraft,
+    parse_answer,
+    read_proposal,
+)
+from workers.synthesis.proposals import (
+    ReferencePart,
+    Rejection,
+    SpecProposal,
+    SynthesisOutcome,
+    TaskProposal,
+)
+from workers.synthesis.source import SourceTree, read_snapshot
+from workers.validation import FAIL_TO_PASS, ValidationInput, ValidationOutcome, validate_task
+
+__all__ = [
+    "PROPOSAL_SCHEMA",
+    "ROUND_STATUSES",
+    "LLMConfig",
+    "LLMSynthesisOutcome",
+    "RoundRecord",
+    "TaskAttempt",
+    "Usage",
+    "synthesize_llm",
+]
+
+Runner = Callable[[RunRequest], RunResult]
+Progress = Callable[[int, str], None]
+
+# Round statuses. OK is what a model call returns when it worked; a round ends in one of the
+# others (a well-formed proposal always goes on to validation).
+SCHEMA_INVALID = "schema-invalid"
+VALIDATION_FAILED = "validation-failed"
+VERIFIED = "verified"
+SANDBOX_ERROR = "sandbox-error"  # the sandbox itself failed: no proposal can pass, so stop
+INTERNAL_ERROR = "internal-error"  # a bug of ours, recorded instead of ending the job
+ROUND_STATUSES = (
+    OK,
+    MALFORMED,
+    SCHEMA_INVALID,
+    HTTP_ERROR,
+    TIMEOUT,
+    VALIDATION_FAILED,
+    VERIFIED,
+    SANDBOX_ERROR,
+    INTERNAL_ERROR,
+)
+
+# Earlier (answer, feedback) exchanges kept in the conversation: the latest ones carry what
+# still needs fixing; older ones only make the prompt longer.
+HISTORY_EXCHANGES = 2
+# Passing tests of the chosen module added as PASS_TO_PASS when a coverage map is given: the
+# reference must not break what worked.
+MAX_EXISTING_PASS_TO_PASS = 10
+_MAX_MESSAGE_CHARS = 600
+_MAX_PROBLEM_TESTS = 12
+
+
+@dataclass
+class RoundRecord:
+    task: int  # index of the task wanted, from 0
+    round: int  # from 1
+    status: str  # one of ROUND_STATUSES
+    error: str = ""  # the main problem in one line; empty when verified
+    problems: list[str] = field(default_factory=list)  # everything fed back to the model
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0  # the whole round: model call, checks and sandbox
+    model_seconds: float = 0.0
+    validation_seconds: float = 0.0
+    requests: int = 0  # HTTP attempts, retries included
+    retries: int = 0
+    http_status: int | None = None
+    response_id: str = ""
+    title: str = ""  # of the proposal, once it parsed
+
+
+@dataclass
+class TaskAttempt:
+    index: int
+    module: str
+    produced: bool
+    rounds: list[RoundRecord] = field(default_factory=list)
+    # Why no task came out: the last round's status and problems.
+    reasons: list[str] = field(default_factory=list)
+    title: str = ""
+
+
+@dataclass
+class LLMSynthesisOutcome(SynthesisOutcome):
+    attempts: list[TaskAttempt] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def rounds(self) -> list[RoundRecord]:
+        return [r for attempt in self.attempts for r in attempt.rounds]
+
+
+def synthesize_llm(
+    *,
+    snapshot: Snapshot,
+    environment: EnvironmentSpec,
+    runner: Runner,
+    config: LLMConfig,
+    count: int,
+    seed: int,
+    rounds: int = 3,
+    module: str | None = None,
+    progress: Progress | None = None,
+    client_factory: ClientFactory | None = None,
+    coverage: CoverageMap | None = None,
+    limits: Limits | None = None,
+    reruns: int = 2,
+    interaction_check: bool = True,
+    tree: SourceTree | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> LLMSynthesisOutcome:
+    """Up to `count` verified tasks from `snapshot`, each within `rounds` model rounds.
+
+    `module` fixes the module to extend (a path like "pkg/mod.py"); otherwise the seed picks
+    one per task among the non-test modules. `coverage` (from a coverage run) tells the model
+    which functions the tests reach and adds the module's passing tests as PASS_TO_PASS.
+    `client_factory(config)` makes the OpenAI-compatible client (default: `openai.OpenAI`).
+    `reruns` is how often validation runs each side, to catch flaky tests;
+    `interaction_check` adds the leave-one-part-out runs that measure how much the tests need
+    several parts of the reference (and tie each part to the specs whose tests need it).
+    """
+    started = time.monotonic()
+    rounds = max(1, rounds)
+    chat = ChatClient(
+        config,
+        client_factory=client_factory,
+        sleep=sleep,
+        rng=random.Random(f"llm-jitter:{seed}"),  # noqa: S311 (jitter, not security)
+    )
+    run = _Run(
+        snapshot=snapshot,
+        environment=environment,
+        runner=runner,
+        config=config,
+        chat=chat,
+        seed=seed,
+        rounds=rounds,
+        count=max(0, count),
+        coverage=coverage,
+        limits=limits or Limits(),
+        reruns=max(1, reruns),
+        interaction_check=interaction_check,
+        progress=progress or (lambda _percent, _message: None),
+    )
+    try:
+        return run.execute(module=module, tree=tree, started=started)
+    finally:
+        chat.close()
+
+
+@dataclass
+class _RoundResult:
+    record: RoundRecord
+    proposal: TaskProposal | None = None
+    answer: str | None = None  # the model's content, when it should stay in the conversation
+    feedback: str | None = None  # the next user message, when the model can fix something
+
+
+@dataclass
+class _Run:
+    snapshot: Snapshot
+    environment: EnvironmentSpec
+    runner: Runner
+    config: LLMConfig
+    chat: ChatClient
+    seed: int
+    rounds: int
+    count: int
+    coverage: CoverageMap | None
+    limits: Limits
+    reruns: int
+    interaction_check: bool
+    progress: Progress
+    tree: SourceTree = field(default_factory=lambda: SourceTree(files={}))
+    files: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
+    # Set when going on is pointless (the endpoint refuses us, the sandbox is broken).
+    stop_reason: str = ""
+
+    def execute(
+        self, *, module: str | None, tree: SourceTree | None, started: float
+    ) -> LLMSynthesisOutcome:
+        self.progress(1, "Reading the snapshot")
+        try:
+            self.tree = tree if tree is not None else read_snapshot(self.snapshot)
+            self.files = list_files(Path(self.snapshot.git_dir), self.snapshot.commit)
+        except Exception as error:
+            return self._unusable(f"the snapshot could not be read: {error}", started)
+        if module is not None and module not in self.tree.files:
+            return self._unusable(f"{module} is not a Python file of the snapshot", started)
+        modules = [module] if module is not None else module_order(self.tree, self.seed)
+        if not modules:
+            return self._unusable("the snapshot has no Python module to extend", started)
+
+        proposals: list[TaskProposal] = []
+        rejected: list[Rejection] = []
+        attempts: list[TaskAttempt] = []
+        for index in range(self.count):
+            if self.stop_reason:
+                break
+            module_path = modules[index % len(modules)]
+            attempt, proposal = self._task(index, module_path)
+            attempts.append(attempt)
+            if proposal is not None:
+                proposals.append(proposal)
+                self.titles.append(proposal.title)
+            else:
+                last = attempt.rounds[-1].status if attempt.rounds else "no round"
+                rejected.append(Rejection((module_path,), f"no verified proposal (last: {last})"))
+        self.progress(100, f"{len(proposals)} of {self.count} tasks")
+        report = self._report(proposals, rejected, attempts, started)
+        return LLMSynthesisOutcome(
+            proposals=proposals,
+            rejected=rejected,
+            report=report,
+            attempts=attempts,
+            usage=self.chat.usage,
+        )
+
+    # -- one task ------------------------------------------------------------------------------
+
+    def _task(self, index: int, module_path: str) -> tuple[TaskAttempt, TaskProposal | None]:
+        attempt = TaskAttempt(index=index, module=module_path, produced=False)
+        try:
+            context = build_context(
+                tree=self.tree, files=self.files, module_path=module_path, coverage=self.coverage
+            )
+        except Exception as error:
+            attempt.reasons = [f"the context could not be built: {error}"]
+            return attempt, None
+        opening = [
+            {"role": "system", "content": system_prompt()},
+            {"role": "user", "content": task_request(context, self.titles)},
+        ]
+        exchanges: list[tuple[str, str]] = []
+        for number in range(1, self.rounds + 1):
+            self.progress(
+                self._percent(index, number - 1),
+                f"task {index + 1}/{self.count}, round {number}: asking {self.config.model}",
+            )
+            messages = list(opening)
+            for answer, feedback in exchanges[-HISTORY_EXCHANGES:]:
+                messages.append({"role": "assistant", "content": answer})
+                messages.append({"role": "user", "content": feedback})
+            result = self._round_safely(index, number, messages, context)
+            attempt.rounds.append(result.record)
+            if result.record.title:
+                attempt.title = result.record.title
+            if result.proposal is not None:
+                attempt.produced = True
+                attempt.reasons = []
+                return attempt, result.proposal
+            attempt.reasons = [
+                f"round {number}: {result.record.status}: {result.record.error}",
+                *result.record.problems,
+            ]
+            if self.stop_reason:
+                break
+            if result.answer is not None and result.feedback is not None:
+                exchanges.append((result.answer, result.feedback))
+        return attempt, None
+
+    def _round_safely(
+        self, index: int, number: int, messages: list[dict[str, str]], context: ModuleContext
+    ) -> _RoundResult:
+        started = time.monotonic()
+        record = RoundRecord(task=index, round=number, status=INTERNAL_ERROR)
+        try:
+            result = self._round(record, messages, context)
+        except Exception as error:
+            # A bug in our own checks must not cost the whole job; the record keeps the trace.
+            record.status = INTERNAL_ERROR
+            record.error = f"{type(error).__name__}: {error}"
+            record.problems = [traceback.format_exc(limit=5)[-2000:]]
+            result = _RoundResult(record=record)
+        record.seconds = round(time.monotonic() - started, 3)
+        return result
+
+    def _round(
+        self, record: RoundRecord, messages: list[dict[str, str]], context: ModuleContext
+    ) -> _RoundResult:
+        reply = self.chat.complete(messages, seed=self.seed * 1000 + record.task)
+        _account(record, reply)
+        if reply.status != OK:
+            record.status = reply.status
+            record.error = reply.error
+            if reply.fatal:
+                self.stop_reason = f"the endpoint refused the request: {reply.error}"
+            # The model said nothing usable, so there is nothing to answer: the next round
+            # asks again with the same conversation.
+            return _RoundResult(record=record)
+
+        value, parse_error = parse_answer(reply.content)
+        if parse_error:
+            if reply.finish_reason == "length":
+                parse_error += (
+                    " (the answer was cut off at the token limit: keep the proposal shorter)"
+                )
+            return self._fails(record, MALFORMED, [parse_error], reply.content)
+
+        existing = set(self.files)
+        draft, problems = read_proposal(value, existing_paths=existing)
+        if isinstance(value, dict) and isinstance(value.get("title"), str):
+            record.title = value["title"].strip()[:200]
+        if draft is None:
+            return self._fails(record, SCHEMA_INVALID, problems, reply.content)
+
+        validation_started = time.monotonic()
+        proposal, problems = self._validate(draft, context, record)
+        record.validation_seconds = round(time.monotonic() - validation_started, 3)
+        if proposal is not None:
+            record.status = VERIFIED
+            return _RoundResult(record=record, proposal=proposal)
+        if record.status == SANDBOX_ERROR:
+            return _RoundResult(record=record)
+        return self._fails(record, VALIDATION_FAILED, problems, reply.content)
+
+    def _fails(
+        self, record: RoundRecord, status: str, problems: list[str], answer: str
+    ) -> _RoundResult:
+        record.status = status
+        record.problems = problems
+        record.error = problems[0].splitlines()[0] if problems else status
+        return _RoundResult(
+            record=record,
+            answer=answer,
+            feedback=feedback_message(record.round, status, problems),
+        )
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def _validate(
+        self, draft: ProposalDraft, context: ModuleContext, record: RoundRecord
+    ) -> tuple[TaskProposal | None, list[str]]:
+        git_dir = Path(self.snapshot.git_dir)
+        reference_patch, apply_error = normalise_patch(
+            git_dir, self.snapshot.commit, draft.reference_patch
+        )
+        if apply_error:
+            return None, [f"the reference patch does not apply to the current code: {apply_error}"]
+        if not reference_patch.strip():
+            return None, ["the reference patch changes nothing"]
+        test_patch = creation_patch(draft.test_path, draft.test_code)
+        parts = self._parts(reference_patch)
+
+        fail_to_pass = [c.nodeid for c in draft.fail_to_pass]
+        pass_to_pass = [c.nodeid for c in draft.pass_to_pass if c.nodeid not in fail_to_pass]
+        existing_tests = self._existing_pass_to_pass(context, set(fail_to_pass + pass_to_pass))
+        validation_input = ValidationInput(
+            snapshot=self.snapshot,
+            environment=self.environment,
+            reference_patch=reference_patch,
+            test_patch=test_patch,
+            fail_to_pass=tuple(fail_to_pass),
+            pass_to_pass=tuple(pass_to_pass + existing_tests),
+            reruns=self.reruns,
+            limits=self.limits,
+            reference_parts=tuple(parts) if self.interaction_check and len(parts) >= 2 else (),
+        )
+        self.progress(
+            self._percent(record.task, record.round - 1),
+            f"task {record.task + 1}/{self.count}, round {record.round}: validating",
+        )
+        try:
+            outcome = validate_task(validation_input, self.runner)
+        except Exception as error:  # the environment build or the sandbox itself failed
+            record.status = SANDBOX_ERROR
+            record.error = f"the sandbox failed: {type(error).__name__}: {error}"[:2000]
+            self.stop_reason = record.error
+            return None, []
+
+        problems = validation_problems(outcome)
+        if problems:
+            return None, problems
+        return self._proposal(
+            draft=draft,
+            context=context,
+            record=record,
+            outcome=outcome,
+            reference_patch=reference_patch,
+            test_patch=test_patch,
+            parts=parts,
+            existing_tests=existing_tests,
+        ), []
+
+    def _parts(self, reference_patch: str) -> list[PatchPart]:
+        git_dir = Path(self.snapshot.git_dir)
+
+        def read_base(path: str) -> str | None:
+            if path in self.tree.files:
+                return self.tree.files[path]
+            return read_file(git_dir, self.snapshot.commit, path)
+
+        try:
+            return split_by_function(reference_patch, read_base)
+        except PatchParseError:
+            return []  # then the interaction check is skipped; the task is still valid
+
+    def _existing_pass_to_pass(self, context: ModuleContext, named: set[str]) -> list[str]:
+        if self.coverage is None:
+            return []
+        prefix = f"{context.module_path}::"
+        tests = {
+            test
+            for fid, covering in self.coverage.tests_of.items()
+            if fid.startswith(prefix)
+            for test in covering
+            if test in self.coverage.passing and test not in named
+        }
+        ordered = sorted(tests)
+        if len(ordered) <= MAX_EXISTING_PASS_TO_PASS:
+            return ordered
+        rng = random.Random(f"llm-p2p:{self.seed}:{context.module_path}")  # noqa: S311
+        return sorted(rng.sample(ordered, MAX_EXISTING_PASS_TO_PASS))
+
+    def _proposal(
+        self,
+        *,
+        draft: ProposalDraft,
+        context: ModuleContext,
+        record: RoundRecord,
+        outcome: ValidationOutcome,
+        reference_patch: str,
+        test_patch: str,
+        parts: list[PatchPart],
+        existing_tests: list[str],
+    ) -> TaskProposal:
+        fail_to_pass = [c.nodeid for c in draft.fail_to_pass]
+        survivors = set(outcome.fail_to_pass) | set(outcome.pass_to_pass)
+        specs = [
+            SpecProposal(
+                key=spec.key,
+                kind=spec.kind,
+                statement=spec.statement,
+                rationale=spec.rationale,
+                verified_by=[t for t in draft.tests_of(spec.key) if t in survivors],
+            )
+            for spec in draft.specs
+        ]
+        keys_of_test = {c.nodeid: c.spec_keys for c in draft.fail_to_pass}
+        reference_parts = [
+            ReferencePart(
+                name=part.name,
+                patch=part.patch,
+                # The specs whose tests fail when this part is left out: observed, not guessed.
+                spec_keys=sorted(
+                    {k for t in outcome.part_failures.get(part.name, []) for k in keys_of_test[t]},
+                    key=_key_order,
+                ),
+            )
+            for part in parts
+        ]
+        changed = sum(
+            1
+            for line in reference_patch.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        )
+        difficulty = estimate_difficulty(
+            lines_removed=changed,
+            functions=max(1, len(parts)),
+            tests=len(fail_to_pass),
+            dependencies=len(draft.dependencies),
+            error_contracts=sum(1 for s in draft.specs if s.kind == "error-handling"),
+        )
+        metadata: dict[str, Any] = {
+            "origin": "llm",
+            "model": self.config.model,
+            "seed": self.seed,
+            "module": context.module_path,
+            "task_index": record.task,
+            "rounds": record.round,
+            "test_file": draft.test_path,
+            "existing_pass_to_pass": existing_tests,
+            "interaction_score": outcome.interaction_score,
+            "part_failures": outcome.part_failures,
+            "validation_notes": list(outcome.reasons),
+            "validation_seconds": outcome.seconds,
+        }
+        return TaskProposal(
+            title=draft.title,
+            problem_statement=draft.problem_statement,
+            base_commit=self.snapshot.commit,
+            reference_patch=reference_patch,
+            test_patch=test_patch,
+            fail_to_pass=fail_to_pass,
+            pass_to_pass=[t for t in outcome.pass_to_pass if t not in fail_to_pass],
+            specs=specs,
+            dependencies=draft.dependencies,
+            reference_parts=reference_parts,
+            difficulty=difficulty,
+            metadata=metadata,
+        )
+
+    # -- reporting -----------------------------------------------------------------------------
+
+    def _percent(self, index: int, rounds_done: int) -> int:
+        total = max(1, self.count * self.rounds)
+        return min(99, 2 + int(97 * (index * self.rounds + rounds_done) / total))
+
+    def _report(
+        self,
+        proposals: list[TaskProposal],
+        rejected: list[Rejection],
+        attempts: list[TaskAttempt],
+        started: float,
+    ) -> dict[str, Any]:
+        elapsed = time.monotonic() - started
+        records = [r for attempt in attempts for r in attempt.rounds]
+        tasks = len(proposals)
+        if self.stop_reason:
+            status, reason = "stopped", self.stop_reason
+        elif tasks:
+            status, reason = "ok", ""
+        else:
+            top = Counter(r.status for r in records).most_common(1)
+            reason = f"no proposal verified (most rounds ended: {top[0][0]})" if top else ""
+            status = "no tasks"
+        usage = self.chat.usage
+        return {
+            "engine": "llm",
+            "status": status,
+            "reason": reason,
+            "model": self.config.model,
+            "config": self.config.public_dict(),
+            "seed": self.seed,
+            "tasks_wanted": self.count,
+            "tasks": tasks,
+            "rounds_limit": self.rounds,
+            "rounds_used": len(records),
+            "round_statuses": dict(sorted(Counter(r.status for r in records).items())),
+            "rounds": [asdict(r) for r in records],
+            "attempts": [
+                {
+                    "index": a.index,
+                    "module": a.module,
+                    "produced": a.produced,
+                    "rounds": len(a.rounds),
+                    "title": a.title,
+                    "reasons": a.reasons,
+                }
+                for a in attempts
+            ],
+            "tokens": {
+                "prompt": usage.prompt_tokens,
+                "completion": usage.completion_tokens,
+                "total": usage.total_tokens,
+            },
+            "cost": round(usage.cost, 6),
+            "requests": usage.requests,
+            "retries": usage.retries,
+            "usage": usage.as_dict(),
+            "rejections": dict(sorted(Counter(r.reason for r in rejected).items())),
+            "mean_specs_per_task": round(sum(len(p.specs) for p in proposals) / max(tasks, 1), 2),
+            "declared_edges": sum(len(p.dependencies) for p in proposals),
+            "fail_to_pass": sum(len(p.fail_to_pass) for p in proposals),
+            "pass_to_pass": sum(len(p.pass_to_pass) for p in proposals),
+            "seconds_total": round(elapsed, 2),
+            "seconds_per_task": round(elapsed / tasks, 2) if tasks else None,
+        }
+
+    def _unusable(self, reason: str, started: float) -> LLMSynthesisOutcome:
+        self.stop_reason = reason
+        report = self._report([], [], [], started)
+        report["status"] = "unusable"
+        return LLMSynthesisOutcome(
+            proposals=[], rejected=[], report=report, attempts=[], usage=self.chat.usage
+        )
+
+
+def _account(record: RoundRecord, reply: ChatReply) -> None:
+    record.prompt_tokens = reply.prompt_tokens
+    record.completion_tokens = reply.completion_tokens
+    record.cost = reply.cost
+    record.model_seconds = reply.seconds
+    record.requests = reply.requests
+    record.retries = reply.retries
+    record.http_status = reply.http_status
+    record.response_id = reply.response_id
+
+
+def _key_order(key: str) -> int:
+    return int(key[1:]) if key[1:].isdigit() else 0
+
+
+def normalise_patch(git_dir: Path, commit: str, patch: str) -> tuple[str, str]:
+    """(the patch as git writes it, "") if it applies to `commit`, else ("", git's complaint).
+
+    Models get hunk line counts wrong and mangle headers; `--recount` forgives the counts (the
+    sandbox applies patches the same way), and re-diffing gives a canonical patch that every
+    later step (storage, splitting into parts, evaluation) can parse. Applying to a scratch
+    index stores the new blobs in the repository, as committing a base state does.
+    """
+    with tempfile.TemporaryDirectory(prefix="specloom-llm-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        try:
+            git("read-tree", commit, git_dir=git_dir, env=env)
+            git(
+                "apply",
+                "--cached",
+                "--recount",
+                "--whitespace=nowarn",
+                "-",
+                git_dir=git_dir,
+                env=env,
+                input=patch.encode(),
+            )
+            tree = git("write-tree", git_dir=git_dir, env=env).strip()
+            diff = git(
+                "diff", "--no-color", "--no-ext-diff", "--no-renames", commit, tree, git_dir=git_dir
+            )
+        except GitError as error:
+            return "", error.stderr[-2000:] or str(error)
+    return diff, ""
+
+
+def validation_problems(outcome: ValidationOutcome) -> list[str]:
+    """What the model must fix, from a validation outcome; empty when the task holds.
+
+    Stricter than `outcome.verified`: every test the proposal names must end up in the role it
+    was meant for, since a test that passes without the feature or flakes verifies nothing.
+    """
+    problems = [] if outcome.verified else list(outcome.reasons)
+    mismatched = [v for v in outcome.tests.values() if v.role != v.intended]
+    for verdict in mismatched[:_MAX_PROBLEM_TESTS]:
+        runs = (
+            f" (base: {', '.join(verdict.outcomes_base) or 'not run'}; "
+            f"reference: {', '.join(verdict.outcomes_reference) or 'not run'})"
+        )
+        line = f"{verdict.nodeid}, meant as {verdict.intended}, is {verdict.role}: "
+        line += (verdict.reason or "see the runs") + runs
+        if verdict.intended == FAIL_TO_PASS and "missing" in verdict.outcomes_base:
+            line += (
+                ". It was not collected on the current code: import only existing modules at "
+                "the top of the test file and reach new names inside the tests"
+            )
+        if verdict.message:
+            message = verdict.message.strip()
+            if len(message) > _MAX_MESSAGE_CHARS:
+                message = "..." + message[-_MAX_MESSAGE_CHARS:]
+            line += f"\n  failure output: {message}"
+        problems.append(line)
+    if len(mismatched) > _MAX_PROBLEM_TESTS:
+        problems.append(f"... and {len(mismatched) - _MAX_PROBLEM_TESTS} more tests like these")
+    if problems and outcome.verified:
+        # Notes (collection errors) explain the mismatches; they are not problems on their own.
+        problems += list(outcome.reasons)
+    return problems
