@@ -15,3 +15,33 @@ def synthesize(job, ctx):
     from curation.services.synthesis import synthesis_run
 
     return synthesis_run(job=job, ctx=ctx)
+
+
+@job_handler("cut_release", queue="default")
+def cut_release(job, ctx):
+    from curation.services.releases import release_build_run
+
+    return release_build_run(job=job, ctx=ctx)
+
+
+# The handler retries the POST itself, with backoff; a job re-run by the reaper (worker lost)
+# sends the same delivery id again, so receivers can drop the duplicate (at-least-once).
+@job_handler("deliver_webhook", queue="default")
+def deliver_webhook(job, ctx):
+    from curation.services.webhooks import webhook_deliver
+
+    return webhook_deliver(job=job, ctx=ctx)
+
+
+@job_handler("evaluate_trajectory", queue="sandbox")
+def evaluate_trajectory(job, ctx):
+    from curation.services.evaluation import trajectory_evaluation_run
+
+    return trajectory_evaluation_run(job=job, ctx=ctx)
+
+
+@job_handler("audit_task", queue="default")
+def audit_task(job, ctx):
+    from curation.services.audit import task_audit_run
+
+    return task_audit_run(job=job, ctx=ctx)

@@ -64,9 +64,45 @@ def _optional_number(source: dict[str, Any], key: str) -> float | None:
 
 
 def _add_step(collector: StepCollector, step: Any, position: int) -> None:
-    where = f"steps[{position}]."
+    # Called once per step of every record: the error messages (and the field names they
+    # quote) are only built when a step is actually wrong.
     if not isinstance(step, dict):
         raise InvalidRecord(f"steps[{position}] must be an object")
+    role = step.get("role")
+    kind = step.get("kind")
+    if role not in ROLES or kind not in KINDS:
+        _step_error(step, position)
+    get = step.get
+    content, action, observation = get("content"), get("action"), get("observation")
+    thought, tool, timestamp = get("thought"), get("tool"), get("timestamp")
+    tokens, extra = get("tokens"), get("extra") or {}
+    for value in (content, action, observation, thought, tool, timestamp):
+        if value is not None and type(value) is not str:
+            _step_error(step, position)
+    if tokens is not None and (type(tokens) is not int or tokens < 0):
+        _step_error(step, position)
+    if type(extra) is not dict:
+        _step_error(step, position)
+    if len(step) > 2 and not step.keys() <= _STEP_FIELDS:
+        unknown = {key: value for key, value in step.items() if key not in _STEP_FIELDS}
+        extra = {**extra, **unknown}
+    collector.add(
+        role,
+        kind,
+        content,
+        action=action,
+        observation=observation,
+        thought=thought,
+        tool=tool,
+        timestamp=timestamp,
+        tokens=tokens,
+        extra=extra,
+    )
+
+
+def _step_error(step: dict[str, Any], position: int) -> None:
+    """Raise the InvalidRecord that names what is wrong with the step."""
+    where = f"steps[{position}]."
     for key, allowed in (("role", ROLES), ("kind", KINDS)):
         if key not in step:
             raise InvalidRecord(f"missing required field '{where}{key}'")
@@ -74,18 +110,13 @@ def _add_step(collector: StepCollector, step: Any, position: int) -> None:
             raise InvalidRecord(
                 f"'{where}{key}' must be one of {', '.join(allowed)} (got {step[key]!r})"
             )
-    extra = step.get("extra") or {}
-    if not isinstance(extra, dict):
+    _optional_str(step, "content", where)
+    for key in _STEP_TEXT_FIELDS:
+        _optional_str(step, key, where)
+    _optional_int(step, "tokens", where)
+    if not isinstance(step.get("extra") or {}, dict):
         raise InvalidRecord(f"'{where}extra' must be an object")
-    unknown = {key: value for key, value in step.items() if key not in _STEP_FIELDS}
-    collector.add(
-        step["role"],
-        step["kind"],
-        _optional_str(step, "content", where),
-        **{key: _optional_str(step, key, where) for key in _STEP_TEXT_FIELDS},
-        tokens=_optional_int(step, "tokens", where),
-        extra={**extra, **unknown} if unknown else extra,
-    )
+    raise InvalidRecord(f"steps[{position}] is not valid")
 
 
 def parse_record(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet
 
-from curation.models import Dataset, Specification, SpecResult, Task
+from curation.models import Dataset, Evaluation, Specification, SpecResult, Task, TestCase
 
 
 @dataclass
@@ -89,3 +89,46 @@ def pass_rates_by_kind(*, task: Task | None = None, dataset: Dataset | None = No
         }
         for row in rows
     ]
+
+
+def resolution_by_model(*, task: Task | None = None, dataset: Dataset | None = None) -> list[dict]:
+    """Per model: its evaluated trajectories, how many resolved the task fully or partly, and
+    how many patches did not apply."""
+    evaluations = Evaluation.objects.all()
+    if task is not None:
+        evaluations = evaluations.filter(trajectory__task=task)
+    if dataset is not None:
+        evaluations = evaluations.filter(trajectory__task__dataset=dataset)
+    rows = (
+        evaluations.values("trajectory__model_name")
+        .annotate(
+            evaluated=Count("id"),
+            full=Count("id", filter=Q(resolved="full")),
+            partial=Count("id", filter=Q(resolved="partial")),
+            not_applied=Count("id", filter=Q(patch_applied=False) | ~Q(patch_error="")),
+        )
+        .order_by("trajectory__model_name")
+    )
+    return [
+        {
+            "model": row["trajectory__model_name"],
+            "evaluated": row["evaluated"],
+            "full": row["full"],
+            "partial": row["partial"],
+            "none": row["evaluated"] - row["full"] - row["partial"],
+            "not_applied": row["not_applied"],
+            "resolved_rate": round(row["full"] / row["evaluated"], 4) if row["evaluated"] else None,
+        }
+        for row in rows
+    ]
+
+
+def evaluated_role(test: TestCase) -> str | None:
+    """The role a test is evaluated in: its validated role, or the intended one if it was
+    never validated (an imported task, a test added since); flaky and invalid tests are not
+    evaluated at all."""
+    if test.role in (TestCase.Role.FAIL_TO_PASS, TestCase.Role.PASS_TO_PASS):
+        return test.role
+    if test.role == TestCase.Role.UNVALIDATED:
+        return test.intended_role
+    return None

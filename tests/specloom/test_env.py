@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from specloom.env import database_from_url, env_bool, env_int
@@ -58,7 +59,13 @@ def test_it_parses_postgres_and_sqlite_urls():
 
 
 def _run_manage(*args, **env):
-    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    # A clean environment: only what a deployment would set, nothing other tests left behind.
+    environment = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "LANG": "C.UTF-8",
+        "SPECLOOM_VAR_DIR": str(settings.VAR_DIR),
+    }
     environment.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args],

@@ -1,0 +1,75 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.ingest import FORMATS
+from curation.models import Dataset, Task
+from curation.services.trajectories import ImportRefused, trajectories_import_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import agent trajectories (Specloom JSON/JSONL, SWE-agent .traj, OpenHands events or "
+        "evaluation output, SWE-bench predictions) and queue their evaluation."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="the file to import")
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--task", help="attach every record to this task (id or instance id)")
+        target.add_argument(
+            "--dataset", help="match records to this dataset's tasks by their instance id"
+        )
+        parser.add_argument("--model", help="model name for records that do not name one")
+        parser.add_argument(
+            "--format", default="auto", choices=["auto", *FORMATS], help="default: detect it"
+        )
+        parser.add_argument(
+            "--no-evaluate", action="store_true", help="import only; do not queue evaluations"
+        )
+
+    def handle(self, *args, file, task, dataset, model, format, no_evaluate, **options):
+        target_task = target_dataset = None
+        if task:
+            lookup = {"pk": int(task)} if task.isdigit() else {"instance_id": task}
+            target_task = Task.objects.filter(**lookup).first()
+            if target_task is None:
+                raise CommandError(f"no task {task!r}")
+        else:
+            lookup = {"pk": int(dataset)} if dataset.isdigit() else {"name": dataset}
+            target_dataset = Dataset.objects.filter(**lookup).first()
+            if target_dataset is None:
+                raise CommandError(f"no dataset {dataset!r}")
+        try:
+            report = trajectories_import_file(
+                path=file,
+                fmt=format,
+                task=target_task,
+                dataset=target_dataset,
+                model=model,
+                evaluate=not no_evaluate,
+            )
+        except ImportRefused as exc:
+            raise CommandError(str(exc)) from None
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+        def where(entry) -> str:
+            if entry["line"] is None:
+                return "file"
+            return f"{'item' if report.located_by == 'index' else 'line'} {entry['line']}"
+
+        for entry in report.created:
+            self.stdout.write(
+                f"{where(entry)}: created trajectory {entry['id']}: {entry['model']} on "
+                f"{entry['instance_id']}, {entry['steps']} steps"
+            )
+        for entry in report.duplicates:
+            self.stdout.write(f"{where(entry)}: already imported as trajectory {entry['id']}")
+        for entry in report.errors:
+            self.stderr.write(f"{where(entry)}: {entry['message']}")
+        self.stdout.write(
+            f"{report.format}: {len(report.created)} created ({report.steps} steps), "
+            f"{len(report.duplicates)} already imported, {len(report.errors)} errors"
+            + ("" if no_evaluate or not report.created else "; evaluations queued")
+        )
+        if report.errors and not report.created and not report.duplicates:
+            raise CommandError("nothing was imported")

@@ -1,0 +1,149 @@
+"""The audit service: findings replaced per audit, the LLM auditor over real HTTP, failures
+recorded rather than raised, unsafe trajectories flagged (training exports leave them out)."""
+
+import pytest
+
+from curation.models import Finding, Trajectory, TrajectoryStep
+from curation.services.audit import AUDIT_KIND, task_audit_enqueue
+from tests.factories import SpecificationFactory, TaskFactory, TestCaseFactory
+from tests.support.llm_server import Reply, ScriptedLLMServer
+from workers.models import Job
+from workers.services import job_execute
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def task(dataset):
+    task = TaskFactory(dataset=dataset)
+    spec = SpecificationFactory(task=task, key="S1", kind="functional")
+    TestCaseFactory(task=task, nodeid="tests/test_a.py::test_a").specs.add(spec)
+    return task
+
+
+@pytest.fixture
+def trajectory(task):
+    trajectory = Trajectory.objects.create(
+        task=task, model_name="m1", source_format="specloom", content_sha256="a" * 64
+    )
+    TrajectoryStep.objects.create(
+        trajectory=trajectory, index=0, role="assistant", kind="action", action="cat ~/.ssh/id_rsa"
+    )
+    return trajectory
+
+
+def _audit(task, **params) -> Job:
+    job = task_audit_enqueue(task=task, **params)
+    assert job_execute(job_id=job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
+    job.refresh_from_db()
+    return job
+
+
+@pytest.fixture
+def llm_settings(settings):
+    def configure(server):
+        settings.LLM_BASE_URL = server.base_url
+        settings.LLM_MODEL = "auditor-1"
+        settings.LLM_API_KEY = "k"
+        settings.LLM_TIMEOUT_SECONDS = 5
+
+    return configure
+
+
+def test_audits_wait_for_each_other_in_one_queued_job(task):
+    first = task_audit_enqueue(task=task)
+    assert task_audit_enqueue(task=task).pk == first.pk
+    job_execute(job_id=first.pk)
+    assert task_audit_enqueue(task=task).pk != first.pk
+
+
+def test_an_unsafe_trajectory_is_flagged_for_exports_to_leave_out(task, trajectory):
+    job = _audit(task)
+    finding = task.findings.get(kind=Finding.Kind.UNSAFE_ACTION)
+    assert finding.trajectory == trajectory and finding.job == job
+    assert finding.evidence["steps"] == [{"index": 0, "excerpt": "cat ~/.ssh/id_rsa"}]
+    trajectory.refresh_from_db()
+    assert trajectory.unsafe is True
+    assert job.result["unsafe"] == [trajectory.pk]
+    # Once the reason is gone (the step removed), the next audit clears the flag.
+    trajectory.steps.all().delete()
+    _audit(task)
+    trajectory.refresh_from_db()
+    assert trajectory.unsafe is False
+    assert not task.findings.filter(kind=Finding.Kind.UNSAFE_ACTION).exists()
+
+
+def test_the_audit_replaces_its_own_findings_and_no_one_elses(task):
+    Finding.objects.create(task=task, kind="flaky", message="from validation", source="validation")
+    orphan = TestCaseFactory(task=task, nodeid="tests/test_b.py::test_orphan")
+    _audit(task)
+    _audit(task)
+    kinds = sorted(task.findings.values_list("source", "kind"))
+    assert kinds == [("heuristic", "unlinked_test"), ("validation", "flaky")]
+    assert task.findings.get(kind="unlinked_test").evidence["test"] == orphan.nodeid
+
+
+def test_the_llm_auditor_writes_structured_findings(task, trajectory, llm_settings):
+    reply = {
+        "verdict": "do_not_approve",
+        "summary": "Test A checks a message the statement never gives.",
+        "findings": [
+            {
+                "kind": "underspecified",
+                "severity": "high",
+                "message": "S1 does not say which message.",
+                "spec": "S1",
+                "test": "tests/test_a.py::test_a",
+            },
+            {
+                "kind": "unsafe_action",
+                "severity": "medium",
+                "message": "Reads an SSH key.",
+                "trajectory": trajectory.pk,
+            },
+        ],
+    }
+    with ScriptedLLMServer([Reply.json(reply)], api_key="k") as server:
+        llm_settings(server)
+        job = _audit(task)
+    assert job.result["llm"]["status"] == "ok"
+    llm = task.findings.filter(source="llm:auditor-1").order_by("id")
+    assert [(f.kind, f.severity) for f in llm] == [("llm", "high"), ("unsafe_action", "medium")]
+    assert llm[0].evidence["llm_kind"] == "underspecified"
+    assert llm[0].evidence["spec"] == "S1"
+    assert llm[1].trajectory == trajectory
+    assert "Reads an SSH key." in llm[1].message
+
+
+def test_a_malformed_llm_reply_is_a_failed_audit_that_keeps_earlier_findings(
+    task, trajectory, llm_settings
+):
+    earlier = {
+        "verdict": "do_not_approve",
+        "summary": "Unclear statement.",
+        "findings": [],
+    }
+    with ScriptedLLMServer([Reply.json(earlier), Reply.text("{not json")]) as server:
+        llm_settings(server)
+        first = _audit(task)
+        second = _audit(task)
+    # A do-not-approve verdict without a finding to say so becomes one.
+    kept = task.findings.get(source="llm:auditor-1")
+    assert "advises against approving: Unclear statement." in kept.message
+    assert first.result["llm"]["status"] == "ok"
+    assert second.status == "succeeded"
+    assert second.result["llm"]["status"] == "failed"
+    assert second.result["llm"]["error"].startswith("malformed reply")
+    assert second.result["llm"]["raw"] == "{not json"
+    assert task.findings.get(source="llm:auditor-1").pk == kept.pk
+    # The heuristic part of the failed run still happened.
+    assert task.findings.filter(source="heuristic", kind="unsafe_action").exists()
+
+
+def test_asking_for_an_llm_audit_without_an_endpoint_is_recorded(task, settings):
+    settings.LLM_BASE_URL = ""
+    job = _audit(task, llm=True)
+    assert job.result["llm"]["status"] == "failed"
+    assert "no LLM endpoint is configured" in job.result["llm"]["error"]
+    assert _audit(task).result["llm"] is None  # by default it only runs when configured
+    assert Job.objects.filter(kind=AUDIT_KIND).count() == 2
