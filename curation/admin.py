@@ -81,6 +81,21 @@ class DatasetAdmin(admin.ModelAdmin):
     list_filter = ("consensus",)
     search_fields = ("name", "description")
     filter_horizontal = ("members",)
+    actions = ["cut_release"]
+
+    @admin.action(description="Cut a release (next version) of the selected datasets")
+    def cut_release(self, request, queryset):
+        from curation.services.releases import ReleaseInputError, release_cut
+
+        for dataset in queryset:
+            try:
+                release = release_cut(dataset=dataset, user=request.user)
+            except ReleaseInputError as exc:
+                self.message_user(request, f"{dataset.name}: {exc}", messages.ERROR)
+                continue
+            self.message_user(
+                request, f"Cutting {release} (job {release.job_id}).", messages.SUCCESS
+            )
 
 
 class SpecificationInline(admin.TabularInline):
@@ -338,8 +353,51 @@ class ReleaseTaskInline(admin.TabularInline):
     max_num = 0
 
 
+class ReleaseCutAdminForm(forms.ModelForm):
+    """Adding a release in the admin cuts it: a job builds it from the approved tasks."""
+
+    trajectories = forms.BooleanField(
+        required=False, help_text="Put trajectories and evaluations in the specloom file."
+    )
+    include_unsafe = forms.BooleanField(
+        required=False, help_text="Keep trajectories the review agent flagged unsafe."
+    )
+
+    class Meta:
+        model = Release
+        fields = ["dataset", "version"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "version" in self.fields:
+            self.fields["version"].required = False
+            self.fields["version"].help_text = "Blank: the next vN."
+
+    def clean(self):
+        from curation.services.releases import ReleaseInputError, release_cut_check
+
+        cleaned = super().clean()
+        dataset = cleaned.get("dataset")
+        if dataset is not None and self.instance.pk is None:
+            try:
+                cleaned["version"] = release_cut_check(
+                    dataset=dataset,
+                    version=cleaned.get("version"),
+                    trajectories=cleaned.get("trajectories", False),
+                    include_unsafe=cleaned.get("include_unsafe", False),
+                )
+            except ReleaseInputError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return cleaned
+
+    def validate_unique(self):
+        # The service checks the version (with the dataset locked) and reports it clearly.
+        pass
+
+
 @admin.register(Release)
 class ReleaseAdmin(admin.ModelAdmin):
+    form = ReleaseCutAdminForm
     list_display = ("dataset", "version", "status", "task_count", "cut_at", "created_by")
     list_filter = ("status", "dataset")
     search_fields = ("dataset__name", "version")
@@ -347,13 +405,33 @@ class ReleaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="tasks")
     def task_count(self, obj):
-        return len(obj.manifest)
+        count = getattr(obj, "entry_count", None)
+        return count if count is not None else len(obj.manifest)
+
+    def get_queryset(self, request):
+        from django.db.models import Count
+
+        queryset = super().get_queryset(request)
+        if request.resolver_match and request.resolver_match.url_name.endswith("changelist"):
+            # The list shows counts; loading every manifest (megabytes each) would not scale.
+            queryset = queryset.defer("manifest", "datasheet").annotate(
+                entry_count=Count("entries")
+            )
+        return queryset
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["dataset", "version", "trajectories", "include_unsafe"]
+        return [f.name for f in Release._meta.fields if f.name != "id"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
-            return ("status", "manifest", "datasheet", "files", "manifest_sha256", "job", "cut_at")
+            return ()
         # A release never changes once it exists: every field is read-only.
         return [f.name for f in Release._meta.fields]
+
+    def get_inlines(self, request, obj):
+        return [ReleaseTaskInline] if obj is not None else []
 
     def has_delete_permission(self, request, obj=None):
         return obj is None or obj.status != Release.Status.READY
@@ -361,10 +439,118 @@ class ReleaseAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return obj is None or obj.status != Release.Status.READY
 
+    def save_model(self, request, obj, form, change):
+        from curation.models import ReleaseImmutable
+        from curation.services.releases import release_cut
+
+        if change:
+            if obj.status == Release.Status.READY:
+                raise ReleaseImmutable()
+            return  # nothing of a building or failed release is editable
+        release = release_cut(
+            dataset=form.cleaned_data["dataset"],
+            version=form.cleaned_data["version"],
+            user=request.user,
+            trajectories=form.cleaned_data["trajectories"],
+            include_unsafe=form.cleaned_data["include_unsafe"],
+        )
+        # The admin goes on with `obj` (log entry, redirect): make it the release just cut.
+        obj.pk = release.pk
+        obj.version = release.version
+        obj.status = release.status
+        obj.job = release.job
+        obj._state.adding = False
+        self.message_user(request, f"Cutting {release} (job {release.job_id}).", messages.INFO)
+
+    def save_related(self, request, form, formsets, change):
+        pass  # entries are written by the cut, never by a form
+
+    def delete_model(self, request, obj):
+        from curation.services.releases import release_delete
+
+        release_delete(release=obj)
+
+    def delete_queryset(self, request, queryset):
+        from curation.services.releases import release_delete
+
+        for release in queryset:
+            release_delete(release=release)
+
+
+class ApiTokenAdminForm(forms.ModelForm):
+    scopes = forms.MultipleChoiceField(
+        choices=ApiToken.Scope.choices, widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = ApiToken
+        fields = ["user", "name", "scopes"]
+
+    def clean(self):
+        # What the service would refuse becomes a form error rather than a crash on save.
+        from curation import access
+        from curation.services.tokens import TokenInputError, normalise_scopes
+
+        cleaned = super().clean()
+        if self.instance.pk is not None:
+            return cleaned
+        try:
+            scopes = normalise_scopes(cleaned.get("scopes") or [])
+        except TokenInputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        user = cleaned.get("user")
+        if user is not None:
+            if not access.is_reviewer(user):
+                raise forms.ValidationError("Only users with a role can have tokens.")
+            if "release" in scopes and not access.is_curator(user):
+                raise forms.ValidationError("The release scope needs the curator role.")
+        return cleaned
+
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are created here or on the user's tokens page; the key is shown once."""
+
+    form = ApiTokenAdminForm
+    actions = ["revoke_tokens"]
     list_display = ("name", "user", "prefix", "scopes", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("name", "user__username", "prefix")
-    readonly_fields = ("prefix", "key_sha256", "created_at", "last_used_at")
+    list_select_related = ("user",)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["user", "name", "scopes"]
+        return ["user", "name", "prefix", "scopes", "created_at", "last_used_at", "revoked_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        # A token's key and rights are fixed: revoke it and create another to change them.
+        return self.get_fields(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        from curation.services.tokens import api_token_create
+
+        if change:
+            return
+        token, key = api_token_create(
+            user=form.cleaned_data["user"],
+            name=form.cleaned_data["name"],
+            scopes=form.cleaned_data["scopes"],
+        )
+        obj.pk = token.pk
+        obj.prefix = token.prefix
+        obj._state.adding = False
+        self.message_user(
+            request,
+            f"Token {token.name!r} for {token.user}: {key}  (copy it now; it is not shown again)",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke_tokens(self, request, queryset):
+        from curation.services.tokens import api_token_revoke
+
+        revoked = sum(api_token_revoke(token=token) for token in queryset)
+        self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import IntegrityError, models
 from django.db.models import F, Q
 
 
@@ -468,6 +468,43 @@ class Finding(models.Model):
         return f"{self.kind} ({self.severity}) on {self.task_id}"
 
 
+class ReleaseImmutable(IntegrityError):
+    """Something tried to change or delete a ready release (or its entries).
+
+    An IntegrityError with the database trigger's prefix: callers see the same error whether
+    the application refused first or the trigger of migration 0003 did.
+    """
+
+    def __init__(self, message: str = "a ready release never changes; cut a new version instead"):
+        super().__init__(f"release_immutable: {message}")
+
+
+class ReleaseQuerySet(models.QuerySet):
+    # Bulk writes skip save() and delete(); the database triggers of migration 0003 are the last
+    # word, these checks give the same answer earlier, with a clear error, on every database.
+    def update(self, **kwargs):
+        if self.filter(status="ready").exists():
+            raise ReleaseImmutable()
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self.filter(status="ready").exists():
+            raise ReleaseImmutable()
+        return super().delete()
+
+
+class ReleaseTaskQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        if self.filter(release__status="ready").exists():
+            raise ReleaseImmutable()
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self.filter(release__status="ready").exists():
+            raise ReleaseImmutable()
+        return super().delete()
+
+
 class Release(models.Model):
     """A frozen, checksummed version of a dataset. Never changes once cut."""
 
@@ -492,6 +529,8 @@ class Release(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     cut_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ReleaseQuerySet.as_manager()
+
     class Meta:
         ordering = ["dataset", "-id"]
         constraints = [
@@ -505,6 +544,21 @@ class Release(models.Model):
     def __str__(self) -> str:
         return f"{self.dataset.name} {self.version}"
 
+    def save(self, *args, **kwargs):
+        if self._stored_status() == self.Status.READY:
+            raise ReleaseImmutable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self._stored_status() == self.Status.READY:
+            raise ReleaseImmutable()
+        return super().delete(*args, **kwargs)
+
+    def _stored_status(self) -> str | None:
+        if self.pk is None:
+            return None
+        return Release.objects.filter(pk=self.pk).values_list("status", flat=True).first()
+
 
 class ReleaseTask(models.Model):
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="entries")
@@ -512,6 +566,8 @@ class ReleaseTask(models.Model):
     instance_id = models.CharField(max_length=200)
     revision = models.PositiveIntegerField()
     content_sha256 = models.CharField(max_length=64)
+
+    objects = ReleaseTaskQuerySet.as_manager()
 
     class Meta:
         ordering = ["release", "instance_id"]
@@ -521,6 +577,19 @@ class ReleaseTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance_id} r{self.revision}"
+
+    def save(self, *args, **kwargs):
+        if self._release_is_ready():
+            raise ReleaseImmutable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self._release_is_ready():
+            raise ReleaseImmutable()
+        return super().delete(*args, **kwargs)
+
+    def _release_is_ready(self) -> bool:
+        return Release.objects.filter(pk=self.release_id, status=Release.Status.READY).exists()
 
 
 class ApiToken(models.Model):

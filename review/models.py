@@ -39,6 +39,7 @@ class ReviewAssignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["reviewer", "status"], name="assignment_reviewer_status"),
+            models.Index(fields=["task", "status"], name="assignment_task_status"),
             models.Index(fields=["status", "expires_at"], name="assignment_status_expiry"),
         ]
 
@@ -85,7 +86,11 @@ class Review(models.Model):
                 name="review_rubric_range",
             ),
         ]
-        indexes = [models.Index(fields=["task", "task_revision"], name="review_task_revision")]
+        indexes = [
+            models.Index(fields=["task", "task_revision"], name="review_task_revision"),
+            models.Index(fields=["reviewer", "created_at"], name="review_reviewer_created"),
+            models.Index(fields=["created_at"], name="review_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.reviewer} {self.decision} {self.task_id} r{self.task_revision}"
@@ -118,6 +123,7 @@ class Comment(models.Model):
 
     class Meta:
         ordering = ["created_at"]
+        indexes = [models.Index(fields=["task", "created_at"], name="comment_task_created")]
         constraints = [
             models.CheckConstraint(
                 condition=(
@@ -132,3 +138,32 @@ class Comment(models.Model):
 
     def __str__(self) -> str:
         return f"comment by {self.author} on {self.task_id}"
+
+
+class Adjudication(models.Model):
+    """A task whose reviewers disagreed under the dataset's consensus rule; a curator decides."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="adjudications")
+    task_revision = models.PositiveIntegerField()
+    reason = models.CharField(max_length=300)
+    decisions = models.JSONField(default=dict, help_text="reviewer -> decision, as they stood.")
+    opened_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review = models.OneToOneField(
+        Review, null=True, blank=True, on_delete=models.SET_NULL, related_name="adjudication"
+    )
+
+    class Meta:
+        ordering = ["opened_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "task_revision"], name="adjudication_once_per_revision"
+            )
+        ]
+        indexes = [models.Index(fields=["resolved_at", "opened_at"], name="adjudication_open")]
+
+    def __str__(self) -> str:
+        return f"adjudication of {self.task_id} r{self.task_revision}"

@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "specloom.middleware.ContentSecurityPolicyMiddleware",
+    "curation.api.middleware.ApiBodyLimitMiddleware",
 ]
 
 ROOT_URLCONF = "specloom.urls"
@@ -167,6 +168,13 @@ SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SPECLOOM_UPLOAD_MAX_BYTES
+# Dataset webhooks: a few attempts with exponential backoff and jitter, inside one job.
+SPECLOOM_WEBHOOK_MAX_ATTEMPTS = env_int("SPECLOOM_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
+SPECLOOM_WEBHOOK_BACKOFF_SECONDS = env_int("SPECLOOM_WEBHOOK_BACKOFF_SECONDS", 2, minimum=0)
+SPECLOOM_WEBHOOK_BACKOFF_MAX_SECONDS = env_int(
+    "SPECLOOM_WEBHOOK_BACKOFF_MAX_SECONDS", 60, minimum=0
+)
+SPECLOOM_WEBHOOK_TIMEOUT_SECONDS = env_int("SPECLOOM_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
 
 LLM_BASE_URL = env_str("SPECLOOM_LLM_BASE_URL", "")
 LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")
@@ -217,8 +225,20 @@ CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {
         "task": "workers.reap_jobs",
         "schedule": float(JOB_REAP_INTERVAL_SECONDS),
-    }
+    },
+    "expire-review-leases": {
+        "task": "review.expire_leases",
+        "schedule": 60.0,
+    },
 }
+# Task modules outside workers/ that the worker must know (beat sends them by name).
+CELERY_IMPORTS = ["review.tasks"]
+
+# --- Review ------------------------------------------------------------------------------------
+# A reviewer's lease on a task: renewed by the open page every REVIEW_HEARTBEAT_SECONDS, it
+# expires (and frees the review slot) this long after the page stops renewing it.
+REVIEW_LEASE_SECONDS = env_int("SPECLOOM_REVIEW_LEASE_SECONDS", 300, minimum=30)
+REVIEW_HEARTBEAT_SECONDS = env_int("SPECLOOM_REVIEW_HEARTBEAT_SECONDS", 30, minimum=1)
 
 # --- Auth, API -------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -234,7 +254,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "curation.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["curation.api.filters.StrictFilterBackend"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "curation.api.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -243,6 +263,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "curation.api.errors.error_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # `?format=` names an export format (specloom, swebench, parquet), not a DRF renderer.
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Specloom API",
@@ -254,6 +276,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The schema and its UI need a role, like every other endpoint.
+    "SERVE_PERMISSIONS": ["curation.api.permissions.RoleAndScopePermission"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "curation.api.schema.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "SpecKindEnum": "curation.models.SpecKind",
+        "ReleaseStatusEnum": "curation.models.Release.Status",
+    },
 }
 API_FAILED_AUTH_LIMIT = env_int("SPECLOOM_API_FAILED_AUTH_LIMIT", 20, minimum=1)
 API_FAILED_AUTH_WINDOW_SECONDS = env_int("SPECLOOM_API_FAILED_AUTH_WINDOW_SECONDS", 300, minimum=1)

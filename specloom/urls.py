@@ -10,5 +10,10 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("curation.api.urls")),
+    path("", include("curation.urls")),
     path("", include("review.urls")),
 ]
+
+# Under /api/ a missing route or a crash answers in the API's one error body.
+handler404 = "curation.api.errors.page_not_found"
+handler500 = "curation.api.errors.server_error"

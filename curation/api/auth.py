@@ -5,22 +5,17 @@ Repeated failures from one address are throttled, so a leaked prefix cannot be b
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from curation.models import ApiToken
-
-TOKEN_PREFIX = "sl_"
-
-
-def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+from curation.services.tokens import hash_key, split_key
 
 
 def _client_address(request) -> str:
@@ -60,9 +55,9 @@ class TokenAuthentication(authentication.BaseAuthentication):
         return (token.user, token)
 
     def _lookup(self, key: str) -> ApiToken | None:
-        if not key.startswith(TOKEN_PREFIX) or key.count("_") < 2:
+        prefix = split_key(key)
+        if prefix is None:
             return None
-        prefix = key[len(TOKEN_PREFIX) :].split("_", 1)[0]
         token = (
             ApiToken.objects.select_related("user")
             .filter(prefix=prefix, revoked_at__isnull=True)
@@ -76,3 +71,17 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return self.keyword
+
+
+class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
+    """Describes the token in the OpenAPI schema (and gives Swagger UI its Authorize box)."""
+
+    target_class = TokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token: `Authorization: Bearer sl_<prefix>_<secret>`.",
+        }

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from curation.models import ReleaseImmutable
 
 _CODES = {
     400: "bad_request",
@@ -49,6 +52,10 @@ def error_handler(exc, context):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or "Permission denied.")
+    elif isinstance(exc, ReleaseImmutable):
+        exc = Conflict(str(exc).removeprefix("release_immutable: "))
+    elif isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -65,3 +72,22 @@ def error_handler(exc, context):
         response.status_code, message, details, code=_CODES.get(response.status_code, code)
     )
     return Response(body, status=response.status_code, headers=dict(response.items()))
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def page_not_found(request, exception):
+    """Django's 404 (no route matched), in the API's error body under /api/."""
+    if _is_api(request):
+        return JsonResponse(error_body(404, "No such endpoint or object."), status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _is_api(request):
+        return JsonResponse(
+            error_body(500, "Something went wrong on our side.", code="server_error"), status=500
+        )
+    return defaults.server_error(request)

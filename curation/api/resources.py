@@ -1,1 +1,11 @@
 """Viewsets of the API's resources (registered on the router at import)."""
+
+from curation.api import (  # noqa: F401
+    datasets,
+    evaluations,
+    jobs,
+    releases,
+    repositories,
+    reviews,
+    tasks,
+)

@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 # Resource modules register their viewsets on the router when imported; list them here.
-from curation.api import resources  # noqa: F401
+from curation.api import resources, trajectories  # noqa: F401
 from curation.api.router import router
 
 urlpatterns = [

@@ -1,0 +1,328 @@
+"""Reads about releases: who sees which, the datasheet's figures, and the diff of two versions.
+
+Reviews belong to the review app, which nothing here imports (DESIGN.md); they are read through
+the app registry by name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from itertools import combinations
+from typing import Any
+
+from django.apps import apps
+from django.db.models import Count, Q, QuerySet
+
+from curation import access
+from curation.exports.records import ExportCounts, ExportOptions
+from curation.models import Dataset, Evaluation, Finding, Release, SpecResult, Task, Trajectory
+
+COMMENT_EXCERPTS = 20
+COMMENT_CHARS = 300
+RUBRIC = ("spec_clarity", "test_validity", "interdependency")
+# REVIEW.md: a rubric severity of 2 or more means "do not approve as is".
+RUBRIC_BLOCKING = 2
+
+
+class ReleaseNotComparable(ValueError):
+    pass
+
+
+def releases_visible(user) -> QuerySet[Release]:
+    return Release.objects.filter(dataset__in=access.visible_datasets(user)).select_related(
+        "dataset"
+    )
+
+
+def releases_listed(user) -> QuerySet[Release]:
+    """For lists: the task count without loading manifests (megabytes each for big releases)."""
+    return (
+        releases_visible(user).defer("manifest", "datasheet").annotate(task_count=Count("entries"))
+    )
+
+
+def get_release_for_user(user, release_id) -> Release:
+    from django.http import Http404
+
+    try:
+        pk = int(release_id)
+    except (TypeError, ValueError):
+        raise Http404("No such release.") from None
+    release = releases_visible(user).filter(pk=pk).first()
+    if release is None:
+        raise Http404("No such release.")
+    return release
+
+
+class RecordStats:
+    """Counts of the released tasks, taken from the very records written to the files."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.by_origin: Counter[str] = Counter()
+        self.by_repository: Counter[str] = Counter()
+        self.by_difficulty: Counter[str] = Counter()
+        self.by_spec_kind: Counter[str] = Counter()
+        self.tests_by_role: Counter[str] = Counter()
+        self.dependencies_by_evidence: Counter[str] = Counter()
+        self.tasks_with_dependencies = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.tasks += 1
+        self.by_origin[record["origin"]] += 1
+        self.by_repository[record["repo"]] += 1
+        self.by_difficulty[record["difficulty"] or "unrated"] += 1
+        self.by_spec_kind.update(spec["kind"] for spec in record["specs"])
+        self.tests_by_role.update(test["role"] for test in record["tests"])
+        self.dependencies_by_evidence.update(dep["evidence"] for dep in record["dependencies"])
+        if record["dependencies"]:
+            self.tasks_with_dependencies += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        def ordered(counter: Counter) -> dict[str, int]:
+            return dict(sorted(counter.items()))
+
+        return {
+            "tasks": self.tasks,
+            "specs": sum(self.by_spec_kind.values()),
+            "tests": sum(self.tests_by_role.values()),
+            "dependencies": sum(self.dependencies_by_evidence.values()),
+            "tasks_with_dependencies": self.tasks_with_dependencies,
+            "by_origin": ordered(self.by_origin),
+            "by_repository": ordered(self.by_repository),
+            "by_spec_kind": ordered(self.by_spec_kind),
+            "by_difficulty": ordered(self.by_difficulty),
+            "tests_by_role": ordered(self.tests_by_role),
+            "dependencies_by_evidence": ordered(self.dependencies_by_evidence),
+        }
+
+
+def _review_model():
+    return apps.get_model("review", "Review")
+
+
+def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
+    """How many of the dataset's tasks were rejected or sent back, and the reasons given."""
+    Review = _review_model()
+    reviews = Review.objects.filter(task__dataset=dataset)
+    blocking = reviews.filter(decision__in=["reject", "request_changes"])
+    rubric = {
+        criterion: blocking.filter(**{f"{criterion}__gte": RUBRIC_BLOCKING}).count()
+        for criterion in RUBRIC
+    }
+    turned_down = Task.objects.filter(dataset=dataset).filter(
+        Q(status=Task.Status.REJECTED)
+        | Q(status=Task.Status.CHANGES_REQUESTED)
+        | Q(reviews__decision__in=["reject", "request_changes"])
+    )
+    findings = (
+        Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False)
+        .values("kind")
+        .annotate(n=Count("id"))
+        .order_by("kind")
+    )
+    comments = [
+        {
+            "instance_id": instance_id,
+            "decision": decision,
+            "comment": comment[:COMMENT_CHARS],
+        }
+        for instance_id, decision, comment in blocking.exclude(comment="")
+        .order_by("-created_at", "-id")
+        .values_list("task__instance_id", "decision", "comment")[:COMMENT_EXCERPTS]
+    ]
+    statuses = dict(
+        Task.objects.filter(dataset=dataset)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .order_by("status")
+    )
+    return {
+        "tasks_by_status": statuses,
+        "rejected": {
+            "tasks": statuses.get(Task.Status.REJECTED, 0),
+            "reviews": blocking.filter(decision="reject").count(),
+        },
+        "sent_back": {
+            "tasks": Task.objects.filter(dataset=dataset, reviews__decision="request_changes")
+            .distinct()
+            .count(),
+            "still_open": statuses.get(Task.Status.CHANGES_REQUESTED, 0),
+            "reviews": blocking.filter(decision="request_changes").count(),
+        },
+        "reasons": {
+            "rubric_blocking": rubric,
+            "findings": {row["kind"]: row["n"] for row in findings},
+            "comments": comments,
+        },
+    }
+
+
+def _krippendorff_alpha(units: list[dict[int, str]]) -> float | None:
+    """Nominal alpha over units (reviewer -> decision); None when it is undefined."""
+    if not units:
+        return None
+    import krippendorff
+    import numpy as np
+
+    raters = sorted({rater for unit in units for rater in unit})
+    categories = sorted({value for unit in units for value in unit.values()})
+    if len(categories) < 2:
+        # Everyone always said the same thing: no disagreement to measure, alpha is 0/0.
+        return None
+    code = {value: index for index, value in enumerate(categories)}
+    matrix = np.full((len(raters), len(units)), np.nan)
+    row = {rater: index for index, rater in enumerate(raters)}
+    for column, unit in enumerate(units):
+        for rater, value in unit.items():
+            matrix[row[rater], column] = code[value]
+    try:
+        value = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if math.isnan(value) else round(value, 4)
+
+
+def reviewer_agreement(*, dataset: Dataset) -> dict[str, Any]:
+    """Agreement on the decision between reviewers of the same task revision.
+
+    Adjudications are left out: they settle a disagreement, they are not a second opinion.
+    """
+    Review = _review_model()
+    units: dict[tuple[int, int], dict[int, str]] = defaultdict(dict)
+    rows = (
+        Review.objects.filter(task__dataset=dataset, is_adjudication=False)
+        .order_by("task_id", "task_revision", "created_at", "id")
+        .values_list("task_id", "task_revision", "reviewer_id", "decision")
+    )
+    for task_id, revision, reviewer_id, decision in rows:
+        # A reviewer who reviewed one revision twice counts with their last word.
+        units[(task_id, revision)][reviewer_id] = decision
+    shared = [unit for unit in units.values() if len(unit) >= 2]
+    pairs = agreeing = 0
+    for unit in shared:
+        for a, b in combinations(unit.values(), 2):
+            pairs += 1
+            agreeing += a == b
+    return {
+        "measure": "decision (approve / request_changes / reject), nominal",
+        "items": len(shared),
+        "reviews": sum(len(unit) for unit in shared),
+        "percent_agreement": round(agreeing / pairs, 4) if pairs else None,
+        "krippendorff_alpha": _krippendorff_alpha(shared),
+    }
+
+
+def model_pass_rates(*, release: Release) -> list[dict[str, Any]]:
+    """Per model, over every trajectory of the released tasks (exported or not)."""
+    in_release = Q(trajectory__task__release_entries__release=release)
+    per_model: dict[str, dict[str, Any]] = {}
+    for row in (
+        Trajectory.objects.filter(task__release_entries__release=release)
+        .values("model_name")
+        .annotate(total=Count("id"), unsafe=Count("id", filter=Q(unsafe=True)))
+        .order_by("model_name")
+    ):
+        per_model[row["model_name"]] = {
+            "model": row["model_name"],
+            "trajectories": row["total"],
+            "unsafe": row["unsafe"],
+            "evaluated": 0,
+            "resolved": {"full": 0, "partial": 0, "none": 0},
+            "resolve_rate": None,
+            "spec_pass_rate_by_kind": {},
+        }
+    for row in (
+        Evaluation.objects.filter(in_release)
+        .values("trajectory__model_name", "resolved")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        entry = per_model.get(row["trajectory__model_name"])
+        if entry is not None:
+            entry["resolved"][row["resolved"]] = row["n"]
+            entry["evaluated"] += row["n"]
+    for row in (
+        SpecResult.objects.filter(evaluation__trajectory__task__release_entries__release=release)
+        .values("evaluation__trajectory__model_name", "spec__kind")
+        .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
+        .order_by("spec__kind")
+    ):
+        entry = per_model.get(row["evaluation__trajectory__model_name"])
+        if entry is not None and row["total"]:
+            entry["spec_pass_rate_by_kind"][row["spec__kind"]] = round(
+                row["satisfied"] / row["total"], 4
+            )
+    for entry in per_model.values():
+        if entry["evaluated"]:
+            entry["resolve_rate"] = round(entry["resolved"]["full"] / entry["evaluated"], 4)
+    return list(per_model.values())
+
+
+def release_datasheet(
+    *,
+    release: Release,
+    stats: RecordStats,
+    counts: ExportCounts,
+    options: ExportOptions,
+) -> dict[str, Any]:
+    """The datasheet of a release being cut (its entries are written, it is not ready yet)."""
+    dataset = release.dataset
+    trajectories = Trajectory.objects.filter(task__release_entries__release=release).aggregate(
+        total=Count("id"), unsafe=Count("id", filter=Q(unsafe=True))
+    )
+    return {
+        "dataset": dataset.name,
+        "version": release.version,
+        **stats.as_dict(),
+        "review": review_outcomes(dataset=dataset),
+        "agreement": reviewer_agreement(dataset=dataset),
+        "models": model_pass_rates(release=release),
+        "trajectories": {
+            "total": trajectories["total"],
+            "unsafe": trajectories["unsafe"],
+            "exported": counts.trajectories if options.trajectories else 0,
+            "unsafe_left_out": trajectories["unsafe"] if not options.include_unsafe else 0,
+        },
+        "export_options": {
+            "trajectories": options.trajectories,
+            "include_unsafe": options.include_unsafe,
+        },
+    }
+
+
+def release_diff(*, old: Release, new: Release) -> dict[str, Any]:
+    """Tasks added, removed and changed (content digest differs) from `old` to `new`."""
+    for release in (old, new):
+        if release.status != Release.Status.READY:
+            raise ReleaseNotComparable(f"{release} is {release.status}, not ready")
+
+    def entries(release: Release) -> dict[str, tuple[int, str]]:
+        return {
+            instance_id: (revision, digest)
+            for instance_id, revision, digest in release.entries.values_list(
+                "instance_id", "revision", "content_sha256"
+            )
+        }
+
+    before, after = entries(old), entries(new)
+    changed = [
+        {
+            "instance_id": instance_id,
+            "from_revision": before[instance_id][0],
+            "to_revision": after[instance_id][0],
+            "from_sha256": before[instance_id][1],
+            "to_sha256": after[instance_id][1],
+        }
+        for instance_id in sorted(before.keys() & after.keys())
+        if before[instance_id][1] != after[instance_id][1]
+    ]
+    return {
+        "from": {"id": old.pk, "dataset": old.dataset.name, "version": old.version},
+        "to": {"id": new.pk, "dataset": new.dataset.name, "version": new.version},
+        "added": sorted(after.keys() - before.keys()),
+        "removed": sorted(before.keys() - after.keys()),
+        "changed": changed,
+        "unchanged": len(before.keys() & after.keys()) - len(changed),
+    }
