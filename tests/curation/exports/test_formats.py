@@ -70,3 +70,19 @@ def test_records_follow_any_order_of_the_queryset(dataset):
     records = list(task_records(queryset, options=ExportOptions(batch_size=2)))
     assert [r["task_id"] for r in records] == [t.pk for t in reversed(tasks)]
     assert all(r["tests"][0]["nodeid"] == ODD_NODEID for r in records)
+
+
+def test_a_record_never_names_a_spec_of_another_task_whatever_the_batch(dataset):
+    from tests.factories import SpecificationFactory, TestCaseFactory
+
+    first, second = reviewed_task(dataset=dataset), reviewed_task(dataset=dataset)
+    stray = SpecificationFactory(task=second, key="S9")
+    test = TestCaseFactory(task=first, nodeid="tests/test_x.py::test_linked_astray")
+    test.specs.add(stray, first.specs.get(key="S1"))
+    tasks = Task.objects.filter(pk__in=[first.pk, second.pk])
+    together = {r["instance_id"]: r for r in task_records(tasks)}
+    apart = {r["instance_id"]: r for r in task_records(tasks, options=ExportOptions(batch_size=1))}
+    linked = next(t for t in together[first.instance_id]["tests"] if t["nodeid"] == test.nodeid)
+    assert linked["specs"] == ["S1"]
+    # The same record whether the two tasks were read in one batch or in two.
+    assert together == apart
