@@ -209,6 +209,10 @@ class ScriptedLLMServer:
         self.served: list[Served] = []
         self._script: deque[ScriptEntry] = deque(script)
         self._lock = threading.Lock()
+        # Requests still being answered: a client can read the whole response before the
+        # handler has noted what it served, so readers of `served` wait for them first.
+        self._in_flight = 0
+        self._idle = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -277,10 +281,15 @@ class ScriptedLLMServer:
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
+    def settled(self) -> list[Served]:
+        """What was served, once every request in flight has been answered and noted."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=10)
+            return list(self.served)
+
     def usage_sent(self) -> Usage:
         """Sum of the usage of every chat completion the client actually received."""
-        with self._lock:
-            delivered = [s.usage for s in self.served if s.usage is not None and s.delivered]
+        delivered = [s.usage for s in self.settled() if s.usage is not None and s.delivered]
         return Usage(
             prompt_tokens=sum(u.prompt_tokens for u in delivered),
             completion_tokens=sum(u.completion_tokens for u in delivered),
@@ -292,6 +301,15 @@ class ScriptedLLMServer:
         with self._lock:
             self.requests.append(request)
             return len(self.requests) - 1
+
+    def _started(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+
+    def _finished(self) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
@@ -327,6 +345,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
 
     def do_POST(self) -> None:
+        self.server_state._started()
+        try:
+            self._answer_post()
+        finally:
+            self.server_state._finished()
+
+    def _answer_post(self) -> None:
         state = self.server_state
         request = self._read_request()
         index = state._record(request)

@@ -99,7 +99,7 @@ def test_it_drops_connections(llm_server):
     with pytest.raises(openai.APIConnectionError):
         ask(client)
     assert ask(client).choices[0].message.content == "after the drop"
-    assert llm_server.served[0].status == 0
+    assert llm_server.settled()[0].status == 0
 
 
 def test_a_slow_reply_makes_the_client_time_out(llm_server):
