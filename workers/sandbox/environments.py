@@ -51,9 +51,25 @@ def is_dependency_file(path: str) -> bool:
     )
 
 
+# {(git dir, commit id): dependency files}: a commit's tree never changes, and every run needs
+# its environment key; listing the tree costs a git process per run otherwise.
+_DEPENDENCY_FILES: dict[tuple[str, str], dict[str, str]] = {}
+
+
 def dependency_files(snapshot: Snapshot, env: dict[str, str]) -> dict[str, str]:
     """{path: git blob id} of the snapshot's dependency files."""
     commit = resolve_commit(snapshot, env)
+    known = _DEPENDENCY_FILES.get((str(snapshot.git_dir), commit))
+    if known is not None:
+        return dict(known)
+    files = _list_dependency_files(snapshot, commit, env)
+    if len(_DEPENDENCY_FILES) > 10_000:
+        _DEPENDENCY_FILES.clear()
+    _DEPENDENCY_FILES[(str(snapshot.git_dir), commit)] = dict(files)
+    return files
+
+
+def _list_dependency_files(snapshot: Snapshot, commit: str, env: dict[str, str]) -> dict[str, str]:
     listing = git(snapshot, "ls-tree", "-r", "-z", "--full-tree", commit, env=env)
     files = {}
     for entry in listing.split("\0"):

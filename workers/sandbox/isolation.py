@@ -13,7 +13,7 @@ Modes, strongest first (RunResult.isolation records which one ran):
 from __future__ import annotations
 
 import functools
-import json
+import marshal
 import os
 import pwd
 import subprocess
@@ -126,7 +126,8 @@ def launch_argv(
     # -I -S: the init script needs nothing but the standard library, must not pick up the
     # caller's environment or site customisations, and must not have its own folder on
     # sys.path (this package's types.py would shadow the standard library's).
-    init = [sys.executable, "-I", "-S", str(JAIL_INIT), json.dumps(config)]
+    # The config travels as marshal bytes in hex: the init reads it without importing json.
+    init = [sys.executable, "-I", "-S", str(JAIL_INIT), marshal.dumps(config).hex()]
     if isolation.namespaced:
         return ["unshare", *isolation.unshare_flags, "--", *init]
     return init

@@ -7,6 +7,7 @@ honours `export-ignore` attributes and would silently drop e.g. a repository's t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -40,7 +41,16 @@ def git(snapshot: Snapshot, *args: str, env: dict[str, str]) -> str:
     return proc.stdout
 
 
+# (git dir, full commit id) pairs already verified: an object id names the same commit for
+# ever, so each run need not ask git again (a process each, on every run's critical path).
+_VERIFIED_COMMITS: set[tuple[str, str]] = set()
+_FULL_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+
+
 def resolve_commit(snapshot: Snapshot, env: dict[str, str]) -> str:
+    verified = (str(snapshot.git_dir), snapshot.commit)
+    if verified in _VERIFIED_COMMITS:
+        return snapshot.commit
     # --end-of-options: a "commit" starting with "-" must not be read as an option.
     out = git(
         snapshot,
@@ -49,8 +59,12 @@ def resolve_commit(snapshot: Snapshot, env: dict[str, str]) -> str:
         "--end-of-options",
         f"{snapshot.commit}^{{commit}}",
         env=env,
-    )
-    return out.strip()
+    ).strip()
+    if out == snapshot.commit and _FULL_COMMIT_ID.fullmatch(out):
+        if len(_VERIFIED_COMMITS) > 10_000:
+            _VERIFIED_COMMITS.clear()
+        _VERIFIED_COMMITS.add(verified)
+    return out
 
 
 def materialize_snapshot(snapshot: Snapshot, dest: Path, *, scratch: Path) -> None:
