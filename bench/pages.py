@@ -380,19 +380,7 @@ def seed(scale: dict) -> dict:
         )
         _copy(
             TrajectoryStep,
-            [
-                "trajectory_id",
-                "index",
-                "role",
-                "kind",
-                "content",
-                "action",
-                "observation",
-                "thought",
-                "tool",
-                "timestamp",
-                "extra",
-            ],
+            ["trajectory_id", *TrajectoryStep.CONTENT_FIELDS, "extra"],
             (
                 (
                     pk,

@@ -365,6 +365,19 @@ class TrajectoryStep(models.Model):
     timestamp = models.CharField(max_length=64, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
 
+    # What a step says, in the order the importer, the API and the exports list it.
+    CONTENT_FIELDS = (
+        "index",
+        "role",
+        "kind",
+        "content",
+        "action",
+        "observation",
+        "thought",
+        "tool",
+        "timestamp",
+    )
+
     class Meta:
         ordering = ["trajectory", "index"]
         constraints = [

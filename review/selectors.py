@@ -32,6 +32,7 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
+from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
 from workers.models import Job
@@ -730,21 +731,7 @@ def pass_rates(*, user, dataset=None) -> list[dict]:
     key = "review:pass-rates:" + ",".join(map(str, ids))
 
     def compute() -> list[dict]:
-        rows = (
-            SpecResult.objects.filter(spec__task__dataset_id__in=ids)
-            .values("evaluation__trajectory__model_name", "spec__kind")
-            .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
-            .order_by("evaluation__trajectory__model_name", "spec__kind")
-        )
-        return [
-            {
-                "model": row["evaluation__trajectory__model_name"],
-                "kind": row["spec__kind"],
-                "satisfied": row["satisfied"],
-                "total": row["total"],
-            }
-            for row in rows
-        ]
+        return pass_rates_by_kind(dataset_ids=ids)
 
     return cache.get_or_set(key, compute, PASS_RATES_CACHE_SECONDS) if ids else []
 

@@ -368,28 +368,16 @@ def _decision_response(request, task, *, form=None, error="", outcome=None, stat
 @reviewer_required
 def task_decide(request, task_id):
     task = _task(request, task_id)
-    form = DecisionForm(request.POST)
-    if not form.is_valid():
-        if not request.htmx:
-            messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
-            return redirect("review-task", task_id=task.pk)
-        return _decision_response(request, task, form=form, status=400)
-    try:
-        outcome = services.review_submit(
+    return _decision_post(
+        request,
+        task,
+        lambda form: services.review_submit(
             task=task,
             user=request.user,
             rubric=_rubric(form),
             expected_revision=form.cleaned_data["revision"],
-        )
-    except services.ReviewError as exc:
-        if not request.htmx:
-            messages.error(request, str(exc))
-            return redirect("review-task", task_id=task.pk)
-        return _decision_response(request, task, form=form, error=str(exc), status=exc.status)
-    if not request.htmx:
-        messages.success(request, outcome.message)
-        return redirect("review-task", task_id=task.pk)
-    return _decision_response(request, task, outcome=outcome)
+        ),
+    )
 
 
 @require_POST
@@ -399,6 +387,18 @@ def task_adjudicate(request, task_id):
     adjudication = Adjudication.objects.filter(task=task, resolved_at__isnull=True).first()
     if adjudication is None:
         raise Http404("Nothing to adjudicate on this task.")
+    return _decision_post(
+        request,
+        task,
+        lambda form: services.review_adjudicate(
+            adjudication=adjudication, user=request.user, rubric=_rubric(form)
+        ),
+    )
+
+
+def _decision_post(request, task, decide):
+    """A decision or an adjudication from the decision form: `decide(form)` calls the service.
+    Answers the htmx partial, or (without htmx) redirects to the task page with a message."""
     form = DecisionForm(request.POST)
     if not form.is_valid():
         if not request.htmx:
@@ -406,9 +406,7 @@ def task_adjudicate(request, task_id):
             return redirect("review-task", task_id=task.pk)
         return _decision_response(request, task, form=form, status=400)
     try:
-        outcome = services.review_adjudicate(
-            adjudication=adjudication, user=request.user, rubric=_rubric(form)
-        )
+        outcome = decide(form)
     except services.ReviewError as exc:
         if not request.htmx:
             messages.error(request, str(exc))

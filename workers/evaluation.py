@@ -36,14 +36,13 @@ from workers.sandbox.types import (
     RunResult,
     Snapshot,
 )
+from workers.validation import Progress, Runner
 
 FULL = "full"
 PARTIAL = "partial"
 NONE = "none"
 MISSING = "missing"
 
-Runner = Callable[[RunRequest], RunResult]
-Progress = Callable[[int, str], None]
 ReadBase = Callable[[str], str | None]
 
 _TEST_FOLDERS = {"test", "tests", "testing"}

@@ -145,18 +145,7 @@ class TrajectoryDetailSerializer(TrajectorySerializer):
 class StepSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrajectoryStep
-        fields = [
-            "index",
-            "role",
-            "kind",
-            "content",
-            "action",
-            "observation",
-            "thought",
-            "tool",
-            "timestamp",
-            "extra",
-        ]
+        fields = [*TrajectoryStep.CONTENT_FIELDS, "extra"]
 
 
 def _int_param(request, name: str, *, required: bool = False) -> int | None:

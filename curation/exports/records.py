@@ -297,18 +297,7 @@ def _trajectories_of(
     for step in (
         TrajectoryStep.objects.filter(trajectory_id__in=ids)
         .order_by("trajectory_id", "index")
-        .values(
-            "trajectory_id",
-            "index",
-            "role",
-            "kind",
-            "content",
-            "action",
-            "observation",
-            "thought",
-            "tool",
-            "timestamp",
-        )
+        .values("trajectory_id", *TrajectoryStep.CONTENT_FIELDS)
     ):
         steps[step.pop("trajectory_id")].append(step)
     evaluations = {

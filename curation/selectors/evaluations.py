@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet
 
-from curation.models import Dataset, Evaluation, Specification, SpecResult, Task, TestCase
+from curation.models import (
+    Dataset,
+    Evaluation,
+    Release,
+    Specification,
+    SpecResult,
+    Task,
+    TestCase,
+)
 
 
 @dataclass
@@ -45,12 +53,22 @@ class SpecMatrix:
         }
 
 
-def _results(*, task: Task | None = None, dataset: Dataset | None = None) -> QuerySet:
+def _results(
+    *,
+    task: Task | None = None,
+    dataset: Dataset | None = None,
+    dataset_ids: list[int] | None = None,
+    release: Release | None = None,
+) -> QuerySet:
     results = SpecResult.objects.all()
     if task is not None:
         results = results.filter(spec__task=task)
     if dataset is not None:
         results = results.filter(spec__task__dataset=dataset)
+    if dataset_ids is not None:
+        results = results.filter(spec__task__dataset_id__in=dataset_ids)
+    if release is not None:
+        results = results.filter(evaluation__trajectory__task__release_entries__release=release)
     return results
 
 
@@ -71,10 +89,17 @@ def spec_matrix(*, task: Task) -> SpecMatrix:
     return SpecMatrix(models=models, specs=list(task.specs.order_by("order", "id")), cells=cells)
 
 
-def pass_rates_by_kind(*, task: Task | None = None, dataset: Dataset | None = None) -> list[dict]:
-    """Per model and spec kind: satisfied / total spec results, over a task or a dataset."""
+def pass_rates_by_kind(
+    *,
+    task: Task | None = None,
+    dataset: Dataset | None = None,
+    dataset_ids: list[int] | None = None,
+    release: Release | None = None,
+) -> list[dict]:
+    """Per model and spec kind: satisfied / total spec results, over a task, a dataset, a set of
+    datasets or the tasks of a release (the filters given all apply)."""
     rows = (
-        _results(task=task, dataset=dataset)
+        _results(task=task, dataset=dataset, dataset_ids=dataset_ids, release=release)
         .values("evaluation__trajectory__model_name", "spec__kind")
         .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
         .order_by("evaluation__trajectory__model_name", "spec__kind")

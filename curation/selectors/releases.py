@@ -16,7 +16,8 @@ from django.db.models import Count, Q, QuerySet
 
 from curation import access
 from curation.exports.records import ExportCounts, ExportOptions
-from curation.models import Dataset, Evaluation, Finding, Release, SpecResult, Task, Trajectory
+from curation.models import Dataset, Evaluation, Finding, Release, Task, Trajectory
+from curation.selectors.evaluations import pass_rates_by_kind
 
 COMMENT_EXCERPTS = 20
 COMMENT_CHARS = 300
@@ -243,17 +244,10 @@ def model_pass_rates(*, release: Release) -> list[dict[str, Any]]:
         if entry is not None:
             entry["resolved"][row["resolved"]] = row["n"]
             entry["evaluated"] += row["n"]
-    for row in (
-        SpecResult.objects.filter(evaluation__trajectory__task__release_entries__release=release)
-        .values("evaluation__trajectory__model_name", "spec__kind")
-        .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
-        .order_by("spec__kind")
-    ):
-        entry = per_model.get(row["evaluation__trajectory__model_name"])
+    for row in pass_rates_by_kind(release=release):
+        entry = per_model.get(row["model"])
         if entry is not None and row["total"]:
-            entry["spec_pass_rate_by_kind"][row["spec__kind"]] = round(
-                row["satisfied"] / row["total"], 4
-            )
+            entry["spec_pass_rate_by_kind"][row["kind"]] = row["rate"]
     for entry in per_model.values():
         if entry["evaluated"]:
             entry["resolve_rate"] = round(entry["resolved"]["full"] / entry["evaluated"], 4)

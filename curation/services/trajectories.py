@@ -254,19 +254,7 @@ def _step_batches(
         yield batch
 
 
-_COPY_COLUMNS = (
-    "trajectory_id",
-    "index",
-    "role",
-    "kind",
-    "content",
-    "action",
-    "observation",
-    "thought",
-    "tool",
-    "timestamp",
-    "extra",
-)
+_COPY_COLUMNS = ("trajectory_id", *TrajectoryStep.CONTENT_FIELDS, "extra")
 
 
 def _copy_steps(trajectories: list[tuple[int, list[ParsedStep]]]) -> None:

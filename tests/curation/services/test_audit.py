@@ -147,3 +147,21 @@ def test_asking_for_an_llm_audit_without_an_endpoint_is_recorded(task, settings)
     assert "no LLM endpoint is configured" in job.result["llm"]["error"]
     assert _audit(task).result["llm"] is None  # by default it only runs when configured
     assert Job.objects.filter(kind=AUDIT_KIND).count() == 2
+
+
+def test_every_kind_the_review_agent_reports_is_a_finding_kind():
+    # workers/audit is plain Python and spells the kinds itself; the model must accept them all.
+    from workers.audit import heuristic
+
+    reported = {
+        heuristic.WEAK_TEST,
+        heuristic.TAMPERING,
+        heuristic.SPECIAL_CASED_LITERAL,
+        heuristic.ALL_MODELS_FAIL_ONE_TEST,
+        heuristic.UNTESTED_SPEC,
+        heuristic.UNLINKED_TEST,
+        heuristic.FLAKY,
+        heuristic.REFERENCE_FAILS,
+        heuristic.UNSAFE_ACTION,
+    }
+    assert reported <= set(Finding.Kind.values)
