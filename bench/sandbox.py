@@ -343,9 +343,10 @@ def profiled(backend) -> Iterator[dict[str, list[float]]]:
 
 
 def namespace_start(backend, cwd: Path) -> dict[str, float]:
-    """unshare + the init script (loopback, tmpfs) + dropping to the sandbox user: /bin/true."""
+    """unshare + the init (loopback, tmpfs) + dropping to the sandbox user: /bin/true."""
     launch = launch_argv(
         backend.isolation,
+        init=backend.init,
         argv=["/bin/true"],
         env={"PATH": "/usr/bin:/bin"},
         cwd=Path("/"),  # a folder the tests' view keeps (the host's /tmp is covered)

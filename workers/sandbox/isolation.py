@@ -13,17 +13,14 @@ Modes, strongest first (RunResult.isolation records which one ran):
 from __future__ import annotations
 
 import functools
-import marshal
 import os
 import pwd
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .types import Limits
 
-JAIL_INIT = Path(__file__).with_name("jail_init.py")
 SANDBOX_USER = "nobody"
 
 _NAMESPACES = ("--net", "--pid", "--mount-proc", "--fork", "--kill-child")
@@ -106,31 +103,36 @@ def rlimits(limits: Limits) -> dict[str, int]:
 def launch_argv(
     isolation: Isolation,
     *,
+    init: Path,
     argv: list[str],
     env: dict[str, str],
     cwd: Path,
     limits: Limits,
     keep_visible: list[Path],
 ) -> list[str]:
-    """The host command that runs `argv` isolated: [unshare ...] python jail_init.py CONFIG."""
-    config = {
-        "argv": argv,
-        "env": env,
-        "cwd": str(cwd),
-        "rlimits": rlimits(limits),
-        "user": list(isolation.user) if isolation.user else None,
-        "loopback": isolation.namespaced,
-        "tmpfs": covered_folders(keep_visible) if isolation.namespaced else [],
-        "as_init": isolation.namespaced,
-    }
-    # -I -S: the init script needs nothing but the standard library, must not pick up the
-    # caller's environment or site customisations, and must not have its own folder on
-    # sys.path (this package's types.py would shadow the standard library's).
-    # The config travels as marshal bytes in hex: the init reads it without importing json.
-    init = [sys.executable, "-I", "-S", str(JAIL_INIT), marshal.dumps(config).hex()]
+    """The host command that runs `argv` isolated: [unshare ...] INIT OPTIONS -- argv.
+
+    `init` is the compiled jail_init.c (init_binary.py), which documents the options.
+    """
+    command = [str(init)]
     if isolation.namespaced:
-        return ["unshare", *isolation.unshare_flags, "--", *init]
-    return init
+        command.append("--loopback")
+        for folder, options in covered_folders(keep_visible):
+            command += ["--tmpfs", folder, options]
+    for name, limit in rlimits(limits).items():
+        command += ["--rlimit", name, str(int(limit))]
+    if isolation.user:
+        uid, gid = isolation.user
+        command += ["--user", str(uid), str(gid)]
+    command += ["--cwd", str(cwd)]
+    for name, value in env.items():
+        command += ["--env", f"{name}={value}"]
+    if isolation.namespaced:
+        command.append("--as-init")
+    command += ["--", *argv]
+    if isolation.namespaced:
+        return ["unshare", *isolation.unshare_flags, "--", *command]
+    return command
 
 
 def supervisor_environment() -> dict[str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from .environments import EnvironmentStore
 from .errors import SandboxError
+from .init_binary import INIT_ERROR_EXIT, INIT_ERROR_MARKER, jail_init_binary
 from .isolation import Isolation, detect_isolation, launch_argv, supervisor_environment
-from .jail_init import INIT_ERROR_EXIT, INIT_ERROR_MARKER
 from .pytest_invocation import pytest_argv, sandbox_environment, write_support_files
 from .results import record_outcomes
 from .run_folder import RunFolder, prepare_working_copy
@@ -30,6 +30,7 @@ class ProcessBackend:
         # Traversable but not listable: runs cannot find one another's folders.
         self.runs.chmod(0o711)
         self.isolation = isolation or detect_isolation()
+        self.init = jail_init_binary(root / "bin")
 
     def ensure_environment(self, snapshot: Snapshot, spec: EnvironmentSpec) -> tuple[str, bool]:
         return self.environments.ensure(snapshot, spec)
@@ -61,6 +62,7 @@ class ProcessBackend:
         write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
         launch = launch_argv(
             self.isolation,
+            init=self.init,
             argv=pytest_argv(
                 paths, tests=request.tests, file_args=prepared.file_args, coverage=request.coverage
             ),

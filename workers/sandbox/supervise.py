@@ -8,7 +8,9 @@ and with it every descendant, including those that called setsid().
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -114,7 +116,30 @@ def _start_reader(pipe, buffer: TailBuffer) -> threading.Thread:
 
 
 def _wait_without_reaping(pid: int, deadline: float) -> bool:
-    """Wait until `pid` exits or the deadline passes; leave it a zombie so its pgid stays ours."""
+    """Wait until `pid` exits or the deadline passes; leave it a zombie so its pgid stays ours.
+
+    A pidfd becomes readable the moment the process exits, so the exit is noticed at once;
+    polling (kernels before 5.3) notices it up to one polling interval late.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return _poll_without_reaping(pid, deadline)
+    try:
+        watcher = select.poll()
+        watcher.register(pidfd, select.POLLIN)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            # poll() takes milliseconds; round up so that a short remainder does not spin.
+            if watcher.poll(math.ceil(remaining * 1000)):
+                return True
+    finally:
+        os.close(pidfd)
+
+
+def _poll_without_reaping(pid: int, deadline: float) -> bool:
     delay = 0.001
     while True:
         if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from workers.sandbox import Outcome, SandboxError, get_backend
 from workers.sandbox import specloom_sandbox_plugin as plugin
+from workers.sandbox import supervise as supervise_module
 from workers.sandbox.isolation import covered_folders
 from workers.sandbox.junit import NODEID_PROPERTY, parse_events, parse_junit
 from workers.sandbox.pytest_invocation import selected_paths
@@ -41,6 +43,36 @@ def test_supervise_kills_the_process_group_at_the_wall_clock_limit(tmp_path):
     assert finished.returncode is None
     assert finished.stdout.text() == "started\n"
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [supervise_module._wait_without_reaping, supervise_module._poll_without_reaping],
+    ids=["pidfd", "polling"],
+)
+def test_waiting_for_the_exit_leaves_the_child_unreaped(wait):
+    child = subprocess.Popen(["sleep", "0.1"])
+    try:
+        assert wait(child.pid, time.monotonic() + 30)
+        # Still a zombie: its process group id cannot have been reused yet.
+        assert os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    finally:
+        child.wait()
+    assert child.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [supervise_module._wait_without_reaping, supervise_module._poll_without_reaping],
+    ids=["pidfd", "polling"],
+)
+def test_waiting_for_the_exit_gives_up_at_the_deadline(wait):
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not wait(child.pid, time.monotonic() + 0.2)
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_junit_outcomes_are_keyed_by_the_recorded_node_id():
