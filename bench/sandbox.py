@@ -294,12 +294,12 @@ PROFILED_STEPS = (
     ("environment lookup (git ls-tree, key)", "environments", "ensure"),
     ("run folder create", run_folder_module.RunFolder, "create"),
     (
-        "working-copy checkout (read-tree, checkout-index)",
+        "working-copy checkout (read-tree -u)",
         run_folder_module,
         "materialize_snapshot",
     ),
     ("chown to the sandbox user", run_folder_module, "chown_tree"),
-    ("git apply (setpriv, each patch)", run_folder_module, "apply_patches"),
+    ("git apply (setpriv, all patches at once)", run_folder_module, "apply_patches"),
     ("select files + support files", process_module, "write_support_files"),
     ("test process (unshare + init + pytest)", process_module, "supervise"),
     ("JUnit XML + events parsing", process_module, "record_outcomes"),
@@ -361,7 +361,7 @@ def namespace_start(backend, cwd: Path) -> dict[str, float]:
 def exit_detection_seconds(cwd: Path, repeats: int) -> list[float]:
     """How late supervise() notices that a child exited: a `sleep` under supervise() minus the
     same sleep under subprocess.run (sleeping is not CPU-bound, so this holds on a busy machine
-    too). 0.3 s is past the polling's ramp-up, like a test run."""
+    too)."""
     argv = ["sleep", "0.3"]
     late = []
     for _ in range(repeats):
@@ -637,7 +637,7 @@ def main() -> None:
             medians(parts["direct"]), bare_part
         ),
         "+ unshare, init (lo, tmpfs), setuid nobody (/bin/true)": medians(parts["namespace"]),
-        "+ supervise() noticing the exit late (polling)": {"wall": median(late), "cpu": 0.0},
+        "+ supervise() noticing the exit late": {"wall": median(late), "cpu": 0.0},
     }
     accounted = {kind: sum(part[kind] for part in inside.values()) for kind in ("wall", "cpu")}
     inside["rest (noise; namespaced vs direct)"] = minus(medians(test_process), accounted)

@@ -16,7 +16,7 @@ from pathlib import Path
 from .patches import apply_patches
 from .pytest_invocation import RunPaths, selected_paths
 from .types import PatchFailure, RunRequest
-from .workcopy import chown_tree, materialize_snapshot, remove_paths
+from .workcopy import chown_tree, materialize_snapshot, remove_paths, remove_tree
 
 SANDBOX_FOLDERS = ("work", "home", "tmp", "out", "support")
 _WRITTEN_BY_TESTS = ("work", "home", "tmp", "out")
@@ -75,12 +75,23 @@ class Prepared:
 def prepare_working_copy(
     run: RunFolder, request: RunRequest, *, sandbox_user: tuple[int, int] | None
 ) -> Prepared:
-    materialize_snapshot(request.snapshot, run.work, scratch=run.scratch)
-    remove_paths(run.work, request.remove_paths)
-    if sandbox_user is not None:
-        for name in _WRITTEN_BY_TESTS:
-            chown_tree(run.folder(name), *sandbox_user)
-    failure = apply_patches(run.work, request.patches, scratch=run.scratch, run_as=sandbox_user)
+    def checkout() -> None:
+        materialize_snapshot(request.snapshot, run.work, scratch=run.scratch)
+        remove_paths(run.work, request.remove_paths)
+        if sandbox_user is not None:
+            for name in _WRITTEN_BY_TESTS:
+                chown_tree(run.folder(name), *sandbox_user)
+
+    def restore() -> None:
+        # Back to the unpatched files: a fresh, empty working copy checked out again.
+        remove_tree(run.work)
+        run.work.mkdir(mode=0o700)
+        checkout()
+
+    checkout()
+    failure = apply_patches(
+        run.work, request.patches, scratch=run.scratch, run_as=sandbox_user, restore=restore
+    )
     if failure is not None:
         return Prepared(patch_failure=failure)
     return Prepared(

@@ -1,7 +1,8 @@
 """Working copies: the files of a snapshot, materialised in a folder of their own.
 
-Files are checked out through a throw-away index rather than `git archive`, because archive
-honours `export-ignore` attributes and would silently drop e.g. a repository's tests/.
+Files are checked out through a throw-away index (`read-tree -u`) rather than `git archive`,
+because archive honours `export-ignore` attributes and would silently drop e.g. a repository's
+tests/.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def materialize_snapshot(snapshot: Snapshot, dest: Path, *, scratch: Path) -> No
     """Write the files of `snapshot` into the empty folder `dest` (scratch holds the index)."""
     env = git_environment(scratch) | {"GIT_INDEX_FILE": str(scratch / "checkout-index")}
     commit = resolve_commit(snapshot, env)
-    git(snapshot, "read-tree", commit, env=env)
-    git(snapshot, f"--work-tree={dest}", "checkout-index", "--all", "--force", env=env)
+    # One process reads the tree into the throw-away index and checks every file out (-u).
+    git(snapshot, f"--work-tree={dest}", "read-tree", "--reset", "-u", commit, env=env)
     (scratch / "checkout-index").unlink(missing_ok=True)
 
 

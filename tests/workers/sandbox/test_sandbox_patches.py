@@ -83,6 +83,22 @@ def test_it_names_the_file_and_hunk_of_a_patch_that_does_not_apply(backend, patc
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("failing", [0, 1, 2])
+def test_it_names_the_failing_patch_among_several(backend, patch_snapshot, failing):
+    # All patches go to one `git apply`; the one that failed is found by applying them again
+    # one at a time on fresh files.
+    new_file = unified_diff("notes.txt", None, "one\n")
+    good = [unified_diff(PACKAGE, BASE, ONCE), unified_diff(PACKAGE, ONCE, TWICE), new_file]
+    bad = unified_diff(PACKAGE, BASE.replace("a + b", "a - b"), BASE)
+    patches = tuple(bad if index == failing else patch for index, patch in enumerate(good))
+    result = backend.run(RunRequest(snapshot=patch_snapshot, patches=patches))
+    assert result.patch_failure is not None
+    assert result.patch_failure.patch_index == failing
+    assert result.patch_failure.file == PACKAGE
+    assert result.tests == {}
+
+
+@pytest.mark.slow
 def test_it_reports_a_corrupt_patch(backend, patch_snapshot):
     result = backend.run(
         RunRequest(snapshot=patch_snapshot, patches=("--- a/x\n+++ b/x\n@@ garbage\n",))
