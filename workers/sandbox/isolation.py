@@ -136,7 +136,7 @@ def launch_argv(
 
 
 def supervisor_environment() -> dict[str, str]:
-    """What unshare and the init script see: nothing of the worker's own environment."""
+    """What unshare and the init see: nothing of the worker's own environment."""
     return {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "LANG": "C.UTF-8",
