@@ -45,11 +45,15 @@ def test_supervise_kills_the_process_group_at_the_wall_clock_limit(tmp_path):
     assert time.monotonic() - started < 5
 
 
-@pytest.mark.parametrize(
+# Both ways of waiting for a child's exit: a pidfd, and polling where the kernel has none.
+EACH_WAY_OF_WAITING = pytest.mark.parametrize(
     "wait",
     [supervise_module._wait_without_reaping, supervise_module._poll_without_reaping],
     ids=["pidfd", "polling"],
 )
+
+
+@EACH_WAY_OF_WAITING
 def test_waiting_for_the_exit_leaves_the_child_unreaped(wait):
     child = subprocess.Popen(["sleep", "0.1"])
     try:
@@ -61,11 +65,7 @@ def test_waiting_for_the_exit_leaves_the_child_unreaped(wait):
     assert child.returncode == 0
 
 
-@pytest.mark.parametrize(
-    "wait",
-    [supervise_module._wait_without_reaping, supervise_module._poll_without_reaping],
-    ids=["pidfd", "polling"],
-)
+@EACH_WAY_OF_WAITING
 def test_waiting_for_the_exit_gives_up_at_the_deadline(wait):
     child = subprocess.Popen(["sleep", "30"])
     try:
