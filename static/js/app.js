@@ -240,7 +240,12 @@
   });
   document.addEventListener("htmx:afterSwap", () => {
     applyDiffMode(document);
-    // A freshly opened (or re-rendered) edit form takes the focus once.
+    if (currentTab) showTab(currentTab);
+  });
+  // A freshly opened (or re-rendered) edit form takes the focus once, after the settle: htmx
+  // binds the new content's hx-* attributes only then, so Esc pressed at once still finds
+  // the Cancel button working.
+  document.addEventListener("htmx:afterSettle", () => {
     const form = $("[data-edit-form]:not([data-focused])");
     if (form) {
       form.dataset.focused = "1";
@@ -248,7 +253,6 @@
       if (auto) auto.focus();
       focusItem(form);
     }
-    if (currentTab) showTab(currentTab);
   });
   document.addEventListener("htmx:responseError", (event) => {
     const xhr = event.detail.xhr;
