@@ -6,7 +6,9 @@ must stay standalone: only pytest, and coverage when the run measures it. It
 - records each test's exact node id as a JUnit property (JSON-encoded, so that no character of
   an id can be mangled by XML escaping): JUnit's classname/name cannot be turned back into ids;
 - keeps only the requested tests (exact ids, or ids of a class/module/folder and all below),
-  which unlike command-line ids never aborts the run when one id does not exist;
+  which unlike command-line ids never aborts the run when one id does not exist; functions and
+  classes that no requested id names or lies in are not even made into items, as pytest does
+  for command-line ids (making and then deselecting them cost every run time per test);
 - switches coverage.py's dynamic context to the node id around each test;
 - appends events (collection errors, unmatched ids, finished tests) to a JSON-lines file as
   they happen, so a run cut short by a limit still tells what it did.
@@ -38,9 +40,13 @@ class _Recorder:
         select_path = config.getoption("specloom_select")
         self._events = open(events_path, "a", encoding="utf-8") if events_path else None  # noqa: SIM115
         self._selectors: list[str] | None = None
+        self._wanted: set[str] = set()
+        self._leading_to_selected: set[str] = set()
         if select_path:
             with open(select_path, encoding="utf-8") as selection:
                 self._selectors = json.load(selection)
+            self._wanted = set(self._selectors)
+            self._leading_to_selected = _ancestors(self._selectors)
         self._phases: dict[str, list[pytest.TestReport]] = {}
         self._coverage = _current_coverage()
 
@@ -48,6 +54,19 @@ class _Recorder:
         if self._events is not None:
             self._events.write(json.dumps(event) + "\n")
             self._events.flush()
+
+    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str) -> list | None:
+        # Called before pytest's default collection (trylast) and before the hooks registered
+        # earlier than this plugin (installed plugins, the rootdir's conftest.py): a function or
+        # class that no requested id names or lies in gets no item, whichever hook would make
+        # it; items are named parent::name, so none of them could have been requested. None
+        # lets the other hooks make the item as usual.
+        if self._selectors is None:
+            return None
+        candidate = f"{collector.nodeid}::{name}"
+        if candidate in self._leading_to_selected or _selectors_of(candidate, self._wanted):
+            return None
+        return []  # nothing requested is this function or class, or inside it
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         item.user_properties.append((NODEID_PROPERTY, json.dumps(item.nodeid)))
@@ -63,7 +82,7 @@ class _Recorder:
     ) -> None:
         if self._selectors is None:
             return
-        wanted = set(self._selectors)
+        wanted = self._wanted
         matched: set[str] = set()
         keep, drop = [], []
         for item in items:
@@ -94,6 +113,20 @@ class _Recorder:
     def pytest_unconfigure(self) -> None:
         if self._events is not None:
             self._events.close()
+
+
+def _ancestors(selectors: list[str]) -> set[str]:
+    """The ids of the classes and functions that hold a selected test (the selectors' own
+    prefixes at a '::' or the '[' of parameters)."""
+    ancestors = set()
+    for selector in selectors:
+        position = selector.find("::")
+        while position != -1:
+            ancestors.add(selector[:position])
+            position = selector.find("::", position + 2)
+        if (bracket := selector.find("[")) != -1:
+            ancestors.add(selector[:bracket])
+    return ancestors
 
 
 def _selectors_of(nodeid: str, wanted: set[str]) -> set[str]:

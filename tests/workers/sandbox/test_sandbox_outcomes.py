@@ -264,3 +264,40 @@ def test_it_measures_coverage_per_test(backend, make_snapshot):
         assert 2 not in result.coverage[nodeid][package]
     # The test files themselves are in the working copy too: the caller filters.
     assert "tests/test_cov.py" in result.coverage["tests/test_cov.py::test_add"]
+
+
+def test_tests_outside_the_selection_are_not_even_collected(backend, make_snapshot):
+    # Collecting test_unwanted raises (its ids cannot be made); pytest given node ids on its
+    # command line never collects it, and neither does a selection that leaves it out.
+    snapshot = make_snapshot(
+        {
+            "tests/test_mixed.py": """\
+                import pytest
+
+
+                def broken_ids(value):
+                    raise RuntimeError("ids of an unwanted test")
+
+
+                @pytest.mark.parametrize("value", [1], ids=broken_ids)
+                def test_unwanted(value):
+                    pass
+
+
+                def test_wanted():
+                    pass
+
+
+                class TestUnwanted:
+                    def test_method(self):
+                        pass
+                """,
+        }
+    )
+    selected = backend.run(
+        RunRequest(snapshot=snapshot, tests=("tests/test_mixed.py::test_wanted",))
+    )
+    assert list(selected.tests) == ["tests/test_mixed.py::test_wanted"]
+    assert selected.collection_errors == []
+    everything = backend.run(RunRequest(snapshot=snapshot))
+    assert [error.path for error in everything.collection_errors] == ["tests/test_mixed.py"]

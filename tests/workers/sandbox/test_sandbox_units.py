@@ -122,6 +122,32 @@ def test_a_selector_names_a_test_or_any_of_its_parents():
     assert plugin._selectors_of(nodeid, wanted) == wanted - {"tests/other.py"}
 
 
+def test_only_functions_and_classes_that_hold_a_selected_test_are_collected(tmp_path):
+    selection = tmp_path / "select.json"
+    selection.write_text(
+        json.dumps(["tests/a.py::TestX::test_y[a::b]", "tests/b.py::test_p[1]", "tests/unit"])
+    )
+
+    class Options:
+        def getoption(self, name):
+            return {"specloom_events": None, "specloom_select": str(selection)}[name]
+
+    recorder = plugin._Recorder(Options())
+
+    def collects(collector_id: str, name: str) -> bool:
+        collector = type("Collector", (), {"nodeid": collector_id})()
+        return recorder.pytest_pycollect_makeitem(collector=collector, name=name) is None
+
+    assert collects("tests/a.py", "TestX")
+    assert collects("tests/a.py::TestX", "test_y")
+    assert not collects("tests/a.py::TestX", "test_z")
+    assert not collects("tests/a.py", "TestW")
+    assert collects("tests/b.py", "test_p")
+    assert not collects("tests/b.py", "test_q")
+    assert collects("tests/unit/test_c.py", "test_anything")  # inside a selected folder
+    assert not collects("tests/unitx/test_c.py", "test_anything")
+
+
 def test_selected_paths_keep_existing_files_only(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("")
