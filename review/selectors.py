@@ -500,6 +500,22 @@ def neighbours(*, task: Task, user) -> tuple[int | None, int | None]:
     return prev_id, next_id
 
 
+def comment_thread(*, comment: Comment) -> list[Comment]:
+    """The comments on the same spot as `comment` (its spec, test, or patch line), oldest first."""
+    return list(
+        comment.task.comments.filter(
+            anchor=comment.anchor,
+            spec=comment.spec,
+            test=comment.test,
+            patch=comment.patch,
+            file_path=comment.file_path,
+            line=comment.line,
+        )
+        .select_related("author")
+        .order_by("created_at")
+    )
+
+
 def task_history(*, task: Task) -> list[dict]:
     """Revisions (newest first) with their field diffs, interleaved with reviews."""
     events: list[dict] = []

@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
@@ -84,6 +85,12 @@ def _partial(request, template: str, name: str, context: dict, *, status: int = 
     return render(request, f"{template}#{name}", context, status=status)
 
 
+def _chosen_dataset(request, params):
+    """The dataset a `dataset` parameter names (404 unless the user may see it), or None."""
+    name_or_id = params.get("dataset")
+    return get_dataset_for_user(request.user, name_or_id) if name_or_id else None
+
+
 # --- dashboard -------------------------------------------------------------------------------
 
 
@@ -91,9 +98,7 @@ def _partial(request, template: str, name: str, context: dict, *, status: int = 
 @reviewer_required
 def dashboard(request):
     user = request.user
-    dataset = None
-    if request.GET.get("dataset"):
-        dataset = get_dataset_for_user(user, request.GET["dataset"])
+    dataset = _chosen_dataset(request, request.GET)
     rates = selectors.pass_rates(user=user, dataset=dataset)
     report = agreement.agreement_report(user=user, dataset=dataset)
     context = {
@@ -157,9 +162,7 @@ def queue(request):
 @require_POST
 @reviewer_required
 def claim_next(request):
-    dataset = None
-    if request.POST.get("dataset"):
-        dataset = get_dataset_for_user(request.user, request.POST["dataset"])
+    dataset = _chosen_dataset(request, request.POST)
     assignment = services.review_claim_next(user=request.user, dataset=dataset)
     if assignment is None:
         messages.info(request, "Nothing left to claim: every task you can review is taken.")
@@ -630,13 +633,16 @@ def _conflict_view(stale: StaleRevision) -> list[dict]:
 @reviewer_required
 def task_comment(request, task_id):
     task = _task(request, task_id)
-    form = CommentForm(request.POST)
-    if not form.is_valid():
-        message = "; ".join(e for errs in form.errors.values() for e in errs)
+
+    def refused(message: str, status: int):
         if request.htmx:
-            return HttpResponse(f"<p class='error'>{_esc(message)}</p>", status=400)
+            return HttpResponse(format_html("<p class='error'>{}</p>", message), status=status)
         messages.error(request, message)
         return redirect("review-task", task_id=task.pk)
+
+    form = CommentForm(request.POST)
+    if not form.is_valid():
+        return refused("; ".join(e for errs in form.errors.values() for e in errs), 400)
     data = form.cleaned_data
     try:
         comment = services.comment_create(
@@ -651,44 +657,26 @@ def task_comment(request, task_id):
             line=data.get("line"),
         )
     except services.ReviewError as exc:
-        if request.htmx:
-            return HttpResponse(f"<p class='error'>{_esc(str(exc))}</p>", status=exc.status)
-        messages.error(request, str(exc))
-        return redirect("review-task", task_id=task.pk)
+        return refused(str(exc), exc.status)
     if not request.htmx:
         return redirect(f"{reverse('review-task', args=[task.pk])}#comment-{comment.pk}")
     if comment.anchor == Comment.Anchor.TASK:
         response = _partial(
             request, "review/task.html", "comments", _workspace_context(request, task)
         )
-        trigger_client_event(response, "comments-changed")
-        return response
-    comments = list(
-        task.comments.filter(
-            anchor=comment.anchor,
-            spec=comment.spec,
-            test=comment.test,
-            patch=comment.patch,
-            file_path=comment.file_path,
-            line=comment.line,
+    else:
+        response = _partial(
+            request,
+            "review/task.html",
+            "comment-list",
+            {
+                "comments": selectors.comment_thread(comment=comment),
+                "task": task,
+                "anchor": comment.anchor,
+            },
         )
-        .select_related("author")
-        .order_by("created_at")
-    )
-    response = _partial(
-        request,
-        "review/task.html",
-        "comment-list",
-        {"comments": comments, "task": task, "anchor": comment.anchor},
-    )
     trigger_client_event(response, "comments-changed")
     return response
-
-
-def _esc(text: str) -> str:
-    from django.utils.html import escape
-
-    return escape(text)
 
 
 # --- trajectories ----------------------------------------------------------------------------
@@ -722,9 +710,7 @@ def trajectory_detail(request, trajectory_id):
 @require_GET
 @reviewer_required
 def agreement_page(request):
-    dataset = None
-    if request.GET.get("dataset"):
-        dataset = get_dataset_for_user(request.user, request.GET["dataset"])
+    dataset = _chosen_dataset(request, request.GET)
     report = agreement.agreement_report(user=request.user, dataset=dataset)
     return render(
         request,

@@ -627,6 +627,18 @@ def test_comments_anchor_and_render_escaped(client, alice, task):
     assert "line-comments" in page
 
 
+def test_a_new_comment_answers_with_the_thread_of_its_spot(client, alice, task):
+    client.force_login(alice)
+    url = reverse("review-task-comment", args=[task.pk])
+    client.post(url, {"body": "first on S2", "anchor": "spec", "spec": "S2"}, **HTMX)
+    client.post(url, {"body": "about S1", "anchor": "spec", "spec": "S1"}, **HTMX)
+    response = client.post(url, {"body": "second on S2", "anchor": "spec", "spec": "S2"}, **HTMX)
+    html = response.content.decode()
+    assert html.index("first on S2") < html.index("second on S2")
+    assert "about S1" not in html and "<html" not in html
+    assert "comments-changed" in response["HX-Trigger"]
+
+
 @pytest.mark.parametrize(
     "data",
     [
