@@ -1,9 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.models import Dataset, Release
+from curation.models import Release
 from curation.services.releases import ReleaseInputError, release_cut
 from workers.services import job_execute
 
+from ._lookup import dataset_named
 from ._progress import follow_jobs
 
 
@@ -34,10 +35,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, dataset, version, with_trajectories, include_unsafe, queue, **options):
-        lookup = {"pk": int(dataset)} if dataset.isdigit() else {"name": dataset}
-        found = Dataset.objects.filter(**lookup).first()
-        if found is None:
-            raise CommandError(f"no dataset {dataset!r}")
+        found = dataset_named(dataset)
         try:
             release = release_cut(
                 dataset=found,

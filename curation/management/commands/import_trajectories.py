@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.ingest import FORMATS
-from curation.models import Dataset, Task
 from curation.services.trajectories import ImportRefused, trajectories_import_file
+
+from ._lookup import dataset_named, task_named
 
 
 class Command(BaseCommand):
@@ -27,17 +28,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, file, task, dataset, model, format, no_evaluate, **options):
-        target_task = target_dataset = None
-        if task:
-            lookup = {"pk": int(task)} if task.isdigit() else {"instance_id": task}
-            target_task = Task.objects.filter(**lookup).first()
-            if target_task is None:
-                raise CommandError(f"no task {task!r}")
-        else:
-            lookup = {"pk": int(dataset)} if dataset.isdigit() else {"name": dataset}
-            target_dataset = Dataset.objects.filter(**lookup).first()
-            if target_dataset is None:
-                raise CommandError(f"no dataset {dataset!r}")
+        target_task = task_named(task) if task else None
+        target_dataset = None if task else dataset_named(dataset)
         try:
             report = trajectories_import_file(
                 path=file,

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from curation.models import Repository, Task
 from curation.services.validation import ValidationNotAllowed, task_validation_enqueue
 
+from ._lookup import task_named
 from ._progress import follow_jobs
 
 
@@ -20,10 +21,7 @@ class Command(BaseCommand):
         if reruns is not None and reruns < 1:
             raise CommandError("--reruns must be at least 1")
         if task:
-            lookup = {"pk": int(task)} if task.isdigit() else {"instance_id": task}
-            tasks = list(Task.objects.filter(**lookup))
-            if not tasks:
-                raise CommandError(f"no task {task!r}")
+            tasks = [task_named(task)]
         else:
             repository = Repository.objects.filter(name=repo).first()
             if repository is None:
