@@ -244,7 +244,14 @@ def check_patches(snapshot: Snapshot, patches: tuple[str, ...]) -> PatchFailure 
     a patch that cannot apply is found without building an environment or a working copy.
     """
     with tempfile.TemporaryDirectory(prefix="specloom-apply-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        # `apply --cached` writes the patched blobs: into the scratch folder, never into the
+        # stored repository (agents' patches are not ours to keep there).
+        env = {
+            "GIT_INDEX_FILE": str(Path(scratch) / "index"),
+            "GIT_OBJECT_DIRECTORY": str(Path(scratch) / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(snapshot.git_dir) / "objects"),
+        }
+        Path(env["GIT_OBJECT_DIRECTORY"]).mkdir()
         gitstore.git("read-tree", snapshot.commit, git_dir=snapshot.git_dir, env=env)
         for index, patch in enumerate(patches):
             if not patch.strip():
@@ -393,17 +400,21 @@ def evaluate_patch(
             },
         )
     patches = tuple(p for p in (inp.patch, inp.test_patch) if p.strip())
+
+    def run_tests(tests: list[str]) -> RunResult:
+        return runner(
+            RunRequest(
+                snapshot=inp.snapshot,
+                environment=inp.environment,
+                patches=patches,
+                tests=tuple(tests),
+                limits=inp.limits,
+            )
+        )
+
     problems: list[str] = []
     progress(15, f"running {len(nodeids)} tests")
-    result = runner(
-        RunRequest(
-            snapshot=inp.snapshot,
-            environment=inp.environment,
-            patches=patches,
-            tests=tuple(nodeids),
-            limits=inp.limits,
-        )
-    )
+    result = run_tests(nodeids)
     runs = 1
     if result.patch_failure is not None:
         return outcome(
@@ -422,15 +433,7 @@ def evaluate_patch(
         if not failing:
             break
         progress(60, f"running {len(failing)} tests that did not pass again")
-        again = runner(
-            RunRequest(
-                snapshot=inp.snapshot,
-                environment=inp.environment,
-                patches=patches,
-                tests=tuple(failing),
-                limits=inp.limits,
-            )
-        )
+        again = run_tests(failing)
         runs += 1
         problems += _problems(again, f"run {attempt}")
         for nodeid, value in _outcomes(again, failing).items():

@@ -1,5 +1,8 @@
 """The evaluation engine on the marktext sample repository, in the real sandbox."""
 
+import uuid
+from pathlib import Path
+
 import pytest
 
 from workers import gitstore
@@ -199,6 +202,20 @@ def test_check_patches_names_the_failing_patch(marktext_base, marktext_task):
     )
     assert failure is not None and failure.patch_index == 1
     assert failure.file == "marktext/anchors.py"
+
+
+def test_check_patches_writes_nothing_into_the_stored_repository(marktext_base, marktext_task):
+    def stored_objects() -> set[str]:
+        objects = Path(marktext_base.git_dir) / "objects"
+        return {str(path.relative_to(objects)) for path in objects.rglob("*") if path.is_file()}
+
+    new_file = (
+        "diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\n--- /dev/null\n"
+        f"+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+written by an agent {uuid.uuid4()}\n"
+    )
+    before = stored_objects()
+    assert check_patches(marktext_base, (marktext_task["reference_patch"], new_file)) is None
+    assert stored_objects() == before
 
 
 def test_resolution_and_spec_satisfaction_rules():
