@@ -1,12 +1,13 @@
 # Production image: gunicorn + whitenoise for the web, the same image for workers and beat.
-# gcc and libc6-dev: the process sandbox compiles its init (workers/sandbox/jail_init.c) once.
+# bubblewrap: the process sandbox's jail; gcc and libc6-dev: the sandbox compiles its launcher
+# (workers/sandbox/jail_launch.c) once.
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     SPECLOOM_ENV=production SPECLOOM_VAR_DIR=/var/lib/specloom \
     SPECLOOM_SANDBOX_PYTHON=/usr/local/bin/python3
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git util-linux iproute2 gcc libc6-dev \
+    && apt-get install -y --no-install-recommends git util-linux iproute2 bubblewrap gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # The project installs no package of its own: this layer holds only the pinned dependencies,

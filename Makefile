@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 
-.PHONY: demo test lint format install clean
+.PHONY: demo test lint format install clean system-packages
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,12 +18,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: install
+system-packages:
+	@scripts/system-packages.sh $(SYSTEM_PACKAGES_FLAGS)
+
+demo: SYSTEM_PACKAGES_FLAGS :=
+demo: system-packages install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/python manage.py run_demo
 
-test: install
+test: SYSTEM_PACKAGES_FLAGS := --browser
+test: system-packages install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-
 from django.conf import settings
 
 from curation.models import Repository
-from workers.sandbox import get_backend
 from workers.sandbox.types import EnvironmentSpec, Limits, Snapshot
-
-
-@functools.cache
-def sandbox_backend():
-    """One backend per process: it caches environments and serialises their builds."""
-    return get_backend(settings.SPECLOOM_SANDBOX_BACKEND, root=settings.SPECLOOM_SANDBOX_ROOT)
+from workers.sandbox_runtime import sandbox_backend
 
 
 def run_in_sandbox(request):

@@ -105,3 +105,16 @@ def database_from_url(url: str, *, conn_max_age: int = 60) -> dict:
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["CONN_MAX_AGE"] = 0
     return config
+
+
+def private_folder(path: Path) -> Path:
+    """Create `path` (and missing parents) readable by the application's user alone (0700).
+
+    Storage, the SQLite database, the broker's folders and the cache hold secrets and other
+    repositories' sources; no other user of the host, the sandbox's jailed user least of all,
+    may list or read them.
+    """
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.geteuid():
+        path.chmod(0o700)
+    return path

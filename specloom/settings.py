@@ -20,6 +20,7 @@ from specloom.env import (
     env_list,
     env_path,
     env_str,
+    private_folder,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -164,6 +165,12 @@ SPECLOOM_SANDBOX_BACKEND = env_str("SPECLOOM_SANDBOX_BACKEND", "process")
 SPECLOOM_SANDBOX_PYTHON = env_str("SPECLOOM_SANDBOX_PYTHON", "/usr/bin/python3")
 SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, minimum=1)
 SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
+# Where the process backend makes a cgroup per run (relative to each cgroup hierarchy's root)
+# and which unprivileged user jailed code runs as.
+SPECLOOM_CGROUP_PARENT = env_str("SPECLOOM_CGROUP_PARENT", "specloom")
+SPECLOOM_JAIL_USER = env_str("SPECLOOM_JAIL_USER", "nobody")
+# How often beat sweeps away what dead workers left in the sandbox (cgroups, run folders).
+SPECLOOM_SANDBOX_SWEEP_SECONDS = env_int("SPECLOOM_SANDBOX_SWEEP_SECONDS", 300, minimum=10)
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
@@ -229,6 +236,10 @@ CELERY_BEAT_SCHEDULE = {
     "expire-review-leases": {
         "task": "review.expire_leases",
         "schedule": 60.0,
+    },
+    "sweep-sandbox": {
+        "task": "workers.sweep_sandbox",
+        "schedule": float(SPECLOOM_SANDBOX_SWEEP_SECONDS),
     },
 }
 # Task modules outside workers/ that the worker must know (beat sends them by name).
@@ -319,3 +330,6 @@ LOGGING = {
 }
 
 os.makedirs(STATIC_ROOT, exist_ok=True)
+# The application's own files: readable by its user alone (the jail's user least of all).
+for _private in (VAR_DIR, STORAGE_ROOT, BROKER_DIR, VAR_DIR / "cache"):
+    private_folder(_private)

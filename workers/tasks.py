@@ -28,3 +28,10 @@ def reap_jobs() -> dict:
     from workers.services import job_reap
 
     return job_reap()
+
+
+@shared_task(name="workers.sweep_sandbox", acks_late=True)
+def sweep_sandbox() -> dict:
+    from workers.sandbox_runtime import sandbox_sweep
+
+    return sandbox_sweep()

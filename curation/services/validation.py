@@ -16,6 +16,7 @@ from curation.models import Finding, SpecDependency, Task, TestCase
 from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, PatchPart, split_by_function
+from workers.sandbox import SandboxError
 from workers.services import job_enqueue
 from workers.validation import ValidationInput, ValidationOutcome, validate_task
 
@@ -124,13 +125,18 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
     revision = job.params.get("revision", task.revision)
     if task.revision != revision:
         return {"message": f"skipped: task is at r{task.revision}, this job was for r{revision}"}
-    outcome, recorded = task_validate_now(
-        task=task,
-        job=job,
-        progress=lambda p, m: ctx.progress(min(p, 99), m),
-        log=ctx.log,
-        reruns=job.params.get("reruns"),
-    )
+    try:
+        outcome, recorded = task_validate_now(
+            task=task,
+            job=job,
+            progress=lambda p, m: ctx.progress(min(p, 99), m),
+            log=ctx.log,
+            reruns=job.params.get("reruns"),
+        )
+    except SandboxError as exc:
+        # The job fails with the cause; the task does not stay "validating" for good.
+        task_validation_abandon(task=task, revision=revision, reason=str(exc), job=job)
+        raise
     verdict = "verified" if outcome.verified else "invalid"
     return {
         "message": f"{verdict}: {len(outcome.fail_to_pass)} FAIL_TO_PASS, "
@@ -141,6 +147,26 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
         "interaction_score": outcome.interaction_score,
         "seconds": outcome.seconds,
     }
+
+
+@transaction.atomic
+def task_validation_abandon(*, task: Task, revision: int, reason: str, job: Job | None) -> None:
+    """Validation could not run at all (the sandbox or the environment failed): the task goes
+    back to draft with the reason, its earlier results kept."""
+    task = Task.objects.select_for_update().get(pk=task.pk)
+    if task.revision != revision or task.status not in VALIDATABLE:
+        return
+    task.validation = {
+        **(task.validation or {}),
+        "verified": False,
+        "reasons": [f"validation could not run: {reason.splitlines()[0][:500]}"],
+        "revision": revision,
+        "error": reason[-4000:],
+        "job": job.pk if job else None,
+    }
+    task.validated_revision = None
+    task.status = Task.Status.DRAFT
+    task.save(update_fields=["validation", "validated_revision", "status", "updated_at"])
 
 
 def _observed_edges(

@@ -1,4 +1,5 @@
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -7,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from specloom.env import database_from_url, env_bool, env_int
+from specloom.env import database_from_url, env_bool, env_int, private_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,3 +107,18 @@ def test_production_refuses_to_start_without_a_secret_key():
     result = _run_manage("check", SPECLOOM_ENV="production", SECRET_KEY="")
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_private_folders_are_made_and_kept_for_the_application_alone(tmp_path):
+    made = private_folder(tmp_path / "a" / "b")
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    careless = tmp_path / "careless"
+    careless.mkdir(mode=0o755)
+    careless.chmod(0o755)
+    assert stat.S_IMODE(private_folder(careless).stat().st_mode) == 0o700
+
+
+def test_the_database_storage_broker_and_cache_are_not_readable_by_others(settings):
+    # The SQLite database lives in VAR_DIR; a sandboxed test once copied it from a 755 folder.
+    for folder in (settings.VAR_DIR, settings.STORAGE_ROOT, settings.BROKER_DIR):
+        assert stat.S_IMODE(Path(folder).stat().st_mode) == 0o700, folder

@@ -63,8 +63,12 @@ class Backend(Protocol):
         ...
 
 
-def get_backend(name: str = "process", *, root: Path) -> Backend:
-    """A sandbox backend keeping its environments, caches and run folders under `root`."""
+def get_backend(name: str = "process", *, root: Path, **options) -> Backend:
+    """A sandbox backend keeping its environments, caches and run folders under `root`.
+
+    Options of the process backend: `cgroup_parent` (where run cgroups go, relative to each
+    hierarchy's root) and `jail_user` (the unprivileged user jailed code runs as).
+    """
     if name not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {name!r}; choose one of {', '.join(BACKENDS)}")
     root = prepare_root(root)
@@ -74,7 +78,7 @@ def get_backend(name: str = "process", *, root: Path) -> Backend:
         return DockerBackend(root)
     from .process import ProcessBackend
 
-    return ProcessBackend(root)
+    return ProcessBackend(root, **options)
 
 
 def prepare_root(root: Path) -> Path:
@@ -86,7 +90,8 @@ def prepare_root(root: Path) -> Path:
         )
     root.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
-        root.chmod(root.stat().st_mode | 0o755)
+        # Traversable (the jail's binds start here) but not listable by the jail's user.
+        root.chmod(0o711)
         for folder in [root, *root.parents]:
             if not folder.stat().st_mode & stat.S_IXOTH:
                 raise SandboxError(

@@ -107,7 +107,14 @@ def container_options(
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "init": True,  # reaps orphans, so a fork bomb's zombies do not pin the pids limit
-        "tmpfs": {"/tmp": "rw,nosuid,nodev,size=512m"},  # noqa: S108 - the container's own
+        # The same contract as the process backend's jail: a read-only root; the run's folder
+        # (a volume of its own, filled before the start) and private tmpfs are all it writes.
+        "read_only": True,
+        "volumes": {run_volume(run_id): {"bind": CONTAINER_ROOT, "mode": "rw"}},
+        "tmpfs": {
+            folder: "rw,nosuid,nodev,size=512m"
+            for folder in ("/tmp", "/var/tmp", "/run", "/dev/shm")  # noqa: S108 - the container's
+        },
         # The daemon keeps logs too; cap them like the output we keep.
         "log_config": LogConfig(
             type=LogConfig.types.JSON,
@@ -119,8 +126,13 @@ def container_options(
     }
 
 
+def run_volume(run_id: str) -> str:
+    return f"specloom-run-{run_id}"
+
+
 def run_archive(run_dir: Path) -> bytes:
-    """The /sandbox tree for the container: support read-only, the rest owned by nobody."""
+    """The run's folders for the container's /sandbox volume (the root is read-only): support
+    read-only, the rest owned by nobody."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for name in SANDBOX_FOLDERS:
@@ -133,7 +145,7 @@ def run_archive(run_dir: Path) -> bytes:
                     info.mode = 0o755 if info.isdir() else 0o644
                 return info
 
-            archive.add(run_dir / name, arcname=f"sandbox/{name}", filter=as_sandbox)
+            archive.add(run_dir / name, arcname=name, filter=as_sandbox)
     return buffer.getvalue()
 
 
@@ -236,9 +248,18 @@ class DockerBackend:
         options = container_options(
             image=image_tag(result.environment_key),
             command=pytest_argv(
-                paths, tests=request.tests, file_args=prepared.file_args, coverage=request.coverage
+                paths,
+                tests=request.tests,
+                file_args=prepared.file_args,
+                coverage=request.coverage,
+                addopts=request.environment.pytest_addopts,
+                options=request.environment.pytest_options,
             ),
-            environment=sandbox_environment(paths, has_src_layout=prepared.has_src_layout),
+            environment=sandbox_environment(
+                paths,
+                has_src_layout=prepared.has_src_layout,
+                extra=request.environment.environment,
+            ),
             limits=request.limits,
             cpus=self.cpus,
             run_id=run_id,
@@ -248,7 +269,7 @@ class DockerBackend:
         started = time.monotonic()
         container = self.client.containers.create(**options)
         try:
-            container.put_archive("/", run_archive(run.path))
+            container.put_archive(CONTAINER_ROOT, run_archive(run.path))
             stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
             reader = threading.Thread(target=_drain, args=(stream, stdout, stderr), daemon=True)
             container.start()
@@ -267,6 +288,8 @@ class DockerBackend:
         finally:
             with contextlib.suppress(docker.errors.APIError):
                 container.remove(force=True)
+            with contextlib.suppress(docker.errors.APIError):
+                self.client.volumes.get(run_volume(run_id)).remove(force=True)
         record_outcomes(
             result,
             run.out,
@@ -274,7 +297,7 @@ class DockerBackend:
             stderr=stderr,
             work_prefix=paths.work,
             coverage=request.coverage,
-            out_of_memory=oom_killed,
+            oom_kills=int(oom_killed),
         )
 
     @staticmethod

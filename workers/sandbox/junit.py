@@ -24,6 +24,8 @@ class Reported:
     tests: dict[str, TestResult] = field(default_factory=dict)
     collection_errors: list[CollectionError] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    # The last test that started and never finished (a limit cut the run short during it).
+    unfinished: str | None = None
 
 
 def parse_junit(xml: bytes) -> dict[str, TestResult]:
@@ -62,8 +64,12 @@ def parse_events(lines: bytes) -> Reported:
             )
         elif kind == "unmatched":
             reported.unmatched.extend(str(nodeid) for nodeid in event.get("ids", []))
+        elif kind == "started":
+            reported.unfinished = str(event.get("nodeid"))
         elif kind == "finished" and event.get("outcome") in Outcome._value2member_map_:
             nodeid = str(event.get("nodeid"))
+            if reported.unfinished == nodeid:
+                reported.unfinished = None
             reported.tests[nodeid] = TestResult(
                 nodeid=nodeid,
                 outcome=Outcome(event["outcome"]),

@@ -1,5 +1,5 @@
-"""The `process` backend: runs on this host, isolated by namespaces, an unprivileged user and
-resource limits (see isolation.py). No daemon needed."""
+"""The `process` backend: runs on this host, in the jail (bubblewrap + a cgroup per run, see
+jail.py). No daemon needed."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ import os
 import uuid
 from pathlib import Path
 
-from .environments import EnvironmentStore
-from .errors import SandboxError
-from .init_binary import INIT_ERROR_EXIT, INIT_ERROR_MARKER, jail_init_binary
-from .isolation import Isolation, detect_isolation, launch_argv, supervisor_environment
+from .cgroups import DEFAULT_PARENT, CgroupHierarchy, owner_is_alive, owner_of, owner_tag
+from .environments import GENERATED_FOLDER, EnvironmentStore
+from .jail import JAIL_USER, Jail, JailRunner
 from .pytest_invocation import pytest_argv, sandbox_environment, write_support_files
 from .results import record_outcomes
 from .run_folder import RunFolder, prepare_working_copy
-from .supervise import supervise
 from .types import EnvironmentSpec, RunRequest, RunResult, Snapshot
 from .workcopy import remove_tree
 
@@ -22,34 +20,64 @@ from .workcopy import remove_tree
 class ProcessBackend:
     name = "process"
 
-    def __init__(self, root: Path, isolation: Isolation | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        hierarchy: CgroupHierarchy | None = None,
+        cgroup_parent: str = DEFAULT_PARENT,
+        jail_user: str = JAIL_USER,
+    ) -> None:
         self.root = root
-        self.environments = EnvironmentStore(root)
+        self.jails = JailRunner(
+            root, hierarchy=hierarchy, cgroup_parent=cgroup_parent, user_name=jail_user
+        )
+        self.environments = EnvironmentStore(root, jails=self.jails)
         self.runs = root / "runs"
         self.runs.mkdir(exist_ok=True)
-        # Traversable but not listable: runs cannot find one another's folders.
+        # Traversable but not listable: a run folder's name is not guessable.
         self.runs.chmod(0o711)
-        self.isolation = isolation or detect_isolation()
-        self.init = jail_init_binary(root / "bin")
+        self.sweep()
+
+    @property
+    def isolation(self) -> str:
+        return self.jails.isolation
 
     def ensure_environment(self, snapshot: Snapshot, spec: EnvironmentSpec) -> tuple[str, bool]:
         return self.environments.ensure(snapshot, spec)
 
+    def sweep(self) -> dict[str, list[str]]:
+        """Remove what dead workers left: their runs' cgroups (killing what is inside) and
+        folders. Called when a backend starts and periodically by beat."""
+        cgroups = self.jails.hierarchy.sweep()
+        folders = []
+        for folder in sorted(self.runs.iterdir()):
+            if not owner_is_alive(owner_of(folder.name)):
+                remove_tree(folder)
+                folders.append(folder.name)
+        return {"cgroups": cgroups, "run_folders": folders}
+
     def run(self, request: RunRequest) -> RunResult:
         key, built = self.environments.ensure(request.snapshot, request.environment)
-        result = RunResult(
-            environment_key=key, environment_built=built, isolation=self.isolation.name
-        )
-        run = RunFolder(self.runs / uuid.uuid4().hex)
+        result = RunResult(environment_key=key, environment_built=built, isolation=self.isolation)
+        run_id = uuid.uuid4().hex
+        run = RunFolder(self.runs / f"{owner_tag()}-{run_id}")
         try:
             run.create()
-            self._run_in(run, request, result)
+            self._run_in(run, request, result, run_id=run_id)
         finally:
             remove_tree(run.path)
         return result
 
-    def _run_in(self, run: RunFolder, request: RunRequest, result: RunResult) -> None:
-        prepared = prepare_working_copy(run, request, sandbox_user=self.isolation.user)
+    def _run_in(
+        self, run: RunFolder, request: RunRequest, result: RunResult, *, run_id: str
+    ) -> None:
+        prepared = prepare_working_copy(
+            run,
+            request,
+            sandbox_user=self.jails.user,
+            generated=self.environments.path(result.environment_key) / GENERATED_FOLDER,
+        )
         result.patch_failure = prepared.patch_failure
         if prepared.patch_failure is not None:
             return
@@ -58,33 +86,32 @@ class ProcessBackend:
             result.missing_tests = list(request.tests or ())
             return
 
+        environment = self.environments.path(result.environment_key)
         paths = run.paths(python=str(self.environments.python(result.environment_key)))
         write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
-        launch = launch_argv(
-            self.isolation,
-            init=self.init,
+        jail = Jail(
             argv=pytest_argv(
-                paths, tests=request.tests, file_args=prepared.file_args, coverage=request.coverage
+                paths,
+                tests=request.tests,
+                file_args=prepared.file_args,
+                coverage=request.coverage,
+                addopts=request.environment.pytest_addopts,
+                options=request.environment.pytest_options,
             ),
-            env=sandbox_environment(paths, has_src_layout=prepared.has_src_layout),
-            cwd=run.work,
-            limits=request.limits,
-            keep_visible=[self.root, Path(request.environment.python).resolve()],
+            env=sandbox_environment(
+                paths,
+                has_src_layout=prepared.has_src_layout,
+                extra=request.environment.environment,
+            ),
+            cwd=str(run.work),
+            read_only=(str(environment), str(run.support)),
+            writable=tuple(str(run.folder(name)) for name in ("work", "home", "tmp", "out")),
         )
-        finished = supervise(
-            launch,
-            env=supervisor_environment(),
-            cwd=run.path,
-            wall_seconds=request.limits.wall_seconds,
-            max_output_bytes=request.limits.max_output_bytes,
-        )
-        stderr = finished.stderr.text()
-        if finished.returncode == INIT_ERROR_EXIT and INIT_ERROR_MARKER in stderr:
-            raise SandboxError(f"the sandbox could not start the tests: {stderr.strip()[-2000:]}")
-
-        result.exit_code = self._exit_code(finished.returncode)
+        finished = self.jails.run(jail, request.limits, run_id=run_id)
+        result.exit_code = _exit_code(finished.returncode)
         result.timed_out = finished.timed_out
         result.wall_seconds = finished.wall_seconds
+        result.cpu_seconds = finished.cpu_seconds
         record_outcomes(
             result,
             run.out,
@@ -92,10 +119,12 @@ class ProcessBackend:
             stderr=finished.stderr,
             work_prefix=os.path.realpath(run.work),
             coverage=request.coverage,
+            oom_kills=finished.oom_kills,
         )
 
-    def _exit_code(self, returncode: int | None) -> int | None:
-        # The namespace's init reports a test process killed by signal N as 128 + N.
-        if returncode is not None and self.isolation.namespaced and 128 < returncode < 128 + 65:
-            return -(returncode - 128)
-        return returncode
+
+def _exit_code(returncode: int | None) -> int | None:
+    # The jail reports a program killed by signal N as 128 + N.
+    if returncode is not None and 128 < returncode < 128 + 65:
+        return -(returncode - 128)
+    return returncode

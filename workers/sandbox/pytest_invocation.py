@@ -77,7 +77,13 @@ def coverage_rc(paths: RunPaths) -> str:
 
 
 def pytest_argv(
-    paths: RunPaths, *, tests: tuple[str, ...] | None, file_args: list[str], coverage: bool
+    paths: RunPaths,
+    *,
+    tests: tuple[str, ...] | None,
+    file_args: list[str],
+    coverage: bool,
+    addopts: str | None = None,
+    options: tuple[str, ...] = (),
 ) -> list[str]:
     runner = [paths.python, "-m"]
     if coverage:
@@ -100,6 +106,10 @@ def pytest_argv(
         "junit_logging=no",
         f"--specloom-events={paths.out}/{EVENTS_FILE}",
     ]
+    if addopts is not None:
+        # Replaces the repository's addopts (the recipe keeps what keeps results meaningful).
+        argv += ["-o", f"addopts={addopts}"]
+    argv += list(options)
     if tests is not None:
         argv.append(f"--specloom-select={paths.support}/{SELECTION_FILE}")
     # Absolute paths: a file whose name starts with "-" must not read as an option.
@@ -107,11 +117,14 @@ def pytest_argv(
     return argv
 
 
-def sandbox_environment(paths: RunPaths, *, has_src_layout: bool) -> dict[str, str]:
-    """The whole environment of the tests: built from scratch, nothing of the worker's."""
+def sandbox_environment(
+    paths: RunPaths, *, has_src_layout: bool, extra: tuple[tuple[str, str], ...] = ()
+) -> dict[str, str]:
+    """The whole environment of the tests: built from scratch, nothing of the worker's; the
+    recipe's variables (`extra`) never replace the sandbox's own."""
     pythonpath = [f"{paths.work}/src"] if has_src_layout else []
     pythonpath += [paths.work, paths.support]
-    return {
+    return dict(extra) | {
         "PATH": f"{paths.env_bin}:/usr/local/bin:/usr/bin:/bin",
         "HOME": paths.home,
         "TMPDIR": paths.tmp,

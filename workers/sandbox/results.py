@@ -17,14 +17,11 @@ from pathlib import Path
 from .junit import parse_events, parse_junit
 from .pytest_invocation import COVERAGE_DATA_FILE, EVENTS_FILE, JUNIT_FILE
 from .supervise import TailBuffer
-from .types import CollectionError, Outcome, RunResult, TestResult
+from .types import CollectionError, RunResult, TestResult
 
 JUNIT_LIMIT = 64 * 1024**2
 EVENTS_LIMIT = 64 * 1024**2
 COVERAGE_LIMIT = 1024**3
-
-# Python's MemoryError (numpy's _ArrayMemoryError too), ENOMEM's text, C++'s bad_alloc.
-_MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 
 
 @dataclass
@@ -32,6 +29,7 @@ class Outcomes:
     tests: dict[str, TestResult] = field(default_factory=dict)
     collection_errors: list[CollectionError] = field(default_factory=list)
     missing_tests: list[str] = field(default_factory=list)
+    unfinished: str | None = None
     junit_found: bool = False
 
 
@@ -63,6 +61,7 @@ def read_outcomes(out: Path) -> Outcomes:
         tests=events.tests,
         collection_errors=events.collection_errors,
         missing_tests=events.unmatched,
+        unfinished=events.unfinished,
     )
     junit = read_sandbox_file(out / JUNIT_FILE, JUNIT_LIMIT)
     if junit is not None:
@@ -108,20 +107,6 @@ def coverage_by_test(data_file: Path, work_prefix: str) -> dict[str, dict[str, l
     }
 
 
-def looks_like_memory_exhaustion(outcomes: Outcomes, stdout: str, stderr: str) -> bool:
-    """Whether an allocation failed, which under RLIMIT_AS means the memory limit was hit."""
-    texts = [
-        test.message
-        for test in outcomes.tests.values()
-        if test.outcome in (Outcome.FAILED, Outcome.ERROR)
-    ]
-    texts += [error.message for error in outcomes.collection_errors]
-    texts.append(stderr)
-    if not outcomes.junit_found:
-        texts.append(stdout)  # pytest itself died: its last words are on stdout
-    return any(sign in text for text in texts for sign in _MEMORY_SIGNS)
-
-
 def record_outcomes(
     result: RunResult,
     out: Path,
@@ -130,17 +115,22 @@ def record_outcomes(
     stderr: TailBuffer,
     work_prefix: str,
     coverage: bool,
-    out_of_memory: bool = False,
+    oom_kills: int = 0,
 ) -> None:
-    """Fill `result` from the run's output folder and captured output (any backend)."""
+    """Fill `result` from the run's output folder and captured output (any backend).
+
+    Memory is "exceeded" when the kernel killed a process of the run for it (the cgroup's, or
+    the container's, OOM count), never because of what the tests printed: a test may print
+    "MemoryError" on purpose, and an allocation refused under the limit is the test's failure.
+    """
     outcomes = read_outcomes(out)
     result.tests = outcomes.tests
     result.collection_errors = outcomes.collection_errors
     result.missing_tests = outcomes.missing_tests
     result.stdout_tail, result.stderr_tail = stdout.text(), stderr.text()
     result.output_truncated = stdout.truncated or stderr.truncated
-    result.memory_exceeded = out_of_memory or looks_like_memory_exhaustion(
-        outcomes, result.stdout_tail, result.stderr_tail
-    )
+    result.memory_exceeded = oom_kills > 0
+    if outcomes.unfinished not in outcomes.tests:
+        result.interrupted_test = outcomes.unfinished
     if coverage and not result.timed_out:
         result.coverage = read_coverage(out, work_prefix)

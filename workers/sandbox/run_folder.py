@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,19 +47,46 @@ class RunFolder:
         return self.path / "scratch"
 
     def create(self) -> None:
-        self.path.mkdir(mode=0o755)
-        self.path.chmod(0o755)  # whatever the umask: the sandbox user must traverse it
+        self.path.mkdir(mode=0o711)
+        self.path.chmod(0o711)  # whatever the umask: the jail's user must traverse it
         for name in (*SANDBOX_FOLDERS, "scratch"):
             self.folder(name).mkdir(mode=0o700)
         # The sandbox user reads the plugin and, when patches are applied as that user, the
         # patch files.
         self.support.chmod(0o755)
-        self.scratch.chmod(0o755)
+        self.scratch.chmod(0o711)
 
     def paths(self, *, python: str, mount_point: str | None = None) -> RunPaths:
         """The run's paths as the tests see them: on the host, or under a container's mount."""
         base = mount_point or str(self.path)
         return RunPaths(python=python, **{name: f"{base}/{name}" for name in SANDBOX_FOLDERS})
+
+
+def add_generated_files(work: Path, generated: Path) -> None:
+    """Copy the build's generated files in, never over a file of the snapshot."""
+    if not generated.is_dir():
+        return
+    for source in sorted(generated.rglob("*")):
+        if not source.is_file() or source.is_symlink():
+            continue
+        relative = source.relative_to(generated)
+        if not _plain_folders_to(work, relative.parent) or (work / relative).is_symlink():
+            continue
+        target = work / relative
+        if not target.exists():
+            shutil.copyfile(source, target)
+
+
+def _plain_folders_to(work: Path, relative: Path) -> bool:
+    """Make the folders down to `relative`; False if one is a symlink (the snapshot's files may
+    hold links pointing anywhere) or not a folder."""
+    folder = work
+    for part in relative.parts:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            return False
+        folder.mkdir(exist_ok=True)
+    return True
 
 
 @dataclass
@@ -73,10 +101,19 @@ class Prepared:
 
 
 def prepare_working_copy(
-    run: RunFolder, request: RunRequest, *, sandbox_user: tuple[int, int] | None
+    run: RunFolder,
+    request: RunRequest,
+    *,
+    sandbox_user: tuple[int, int] | None,
+    generated: Path | None = None,
 ) -> Prepared:
+    """The run's working copy: the snapshot, minus removed paths, plus the files the
+    environment's build generated (`generated`, where the snapshot lacks them), plus patches."""
+
     def checkout() -> None:
         materialize_snapshot(request.snapshot, run.work, scratch=run.scratch)
+        if generated is not None:
+            add_generated_files(run.work, generated)
         remove_paths(run.work, request.remove_paths)
         if sandbox_user is not None:
             for name in _WRITTEN_BY_TESTS:

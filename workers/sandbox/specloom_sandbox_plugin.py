@@ -1,5 +1,7 @@
 """pytest plugin loaded into every sandboxed run (`-p specloom_sandbox_plugin`).
 
+PYTEST_DONT_REWRITE: it has no asserts, and rewriting it cost every run a millisecond or two.
+
 It is copied next to the working copy and imported by the repository's own interpreter, so it
 must stay standalone: only pytest, and coverage when the run measures it. It
 
@@ -10,8 +12,8 @@ must stay standalone: only pytest, and coverage when the run measures it. It
   classes that no requested id names or lies in are not even made into items, as pytest does
   for command-line ids (making and then deselecting them cost every run time per test);
 - switches coverage.py's dynamic context to the node id around each test;
-- appends events (collection errors, unmatched ids, finished tests) to a JSON-lines file as
-  they happen, so a run cut short by a limit still tells what it did.
+- appends events (collection errors, unmatched ids, started and finished tests) to a JSON-lines
+  file as they happen, so a run cut short by a limit still tells what it did.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ class _Recorder:
         self._emit(kind="unmatched", ids=unmatched)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        # Tells which test was running if a limit kills the run before it finishes.
+        self._emit(kind="started", nodeid=nodeid)
         if self._coverage is not None:
             self._coverage.switch_context(nodeid)
 

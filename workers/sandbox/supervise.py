@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _READ_CHUNK = 64 * 1024
@@ -66,7 +67,14 @@ def supervise(
     wall_seconds: float,
     max_output_bytes: int,
     merge_stderr: bool = False,
+    pass_fds: tuple[int, ...] = (),
+    before_reap: Callable[[], None] | None = None,
 ) -> Finished:
+    """Run `argv` to its end or the wall-clock limit, keeping the tail of its output.
+
+    `pass_fds` are inherited by the child; `before_reap` runs after the child's process group
+    was killed and before the child is reaped (e.g. to kill the rest of a cgroup).
+    """
     stdout, stderr = TailBuffer(max_output_bytes), TailBuffer(max_output_bytes)
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -78,6 +86,7 @@ def supervise(
         stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
+        pass_fds=pass_fds,
     )
     readers = [_start_reader(proc.stdout, stdout)]
     if not merge_stderr:
@@ -90,6 +99,8 @@ def supervise(
         # The group leader is not reaped yet, so its pgid cannot have been reused: killing the
         # group is safe here, and it also removes leftovers of a child that exited normally.
         _kill_group(proc.pid)
+        if before_reap is not None:
+            before_reap()
         proc.wait()
         for reader in readers:
             reader.join(_READER_GRACE_SECONDS)

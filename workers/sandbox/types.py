@@ -29,21 +29,30 @@ class Snapshot:
 class EnvironmentSpec:
     """How to build the virtualenv that holds a repository's dependencies.
 
-    `setup_command` runs in a scratch copy of the snapshot with the new environment's bin first
-    on PATH; the project itself is not left installed: each run puts its own copy on sys.path.
+    `setup_command` runs in the jail, offline, in a scratch copy of the snapshot with the new
+    environment's bin first on PATH and pip pointed at the wheelhouse; the project itself is
+    not left installed: each run puts its own copy on sys.path.
     """
 
     setup_command: str = "pip install ."
     extra_requirements: tuple[str, ...] = ()
     python: str = "/usr/bin/python3"
+    # Variables set for the build's steps and the test runs, e.g. SETUPTOOLS_SCM_PRETEND_VERSION
+    # for a source tree without its version control history.
+    environment: tuple[tuple[str, str], ...] = ()
+    # How the tests run in it (not part of the environment's key): the repository's pytest
+    # addopts replaced (None keeps them) and options added.
+    pytest_addopts: str | None = None
+    pytest_options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Limits:
     wall_seconds: float = 300.0
     cpu_seconds: int = 600
-    memory_bytes: int = 2 * 1024**3
-    max_processes: int = 256
+    memory_bytes: int = 2 * 1024**3  # the run's cgroup: everything it starts, together
+    max_processes: int = 256  # the run's cgroup (pids.max), not a per-user rlimit
+    cpu_cores: float = 2.0  # the run's cgroup's CPU quota
     max_file_bytes: int = 256 * 1024**2
     max_open_files: int = 1024
     max_output_bytes: int = 1024**2
@@ -92,6 +101,8 @@ class RunResult:
     collection_errors: list[CollectionError] = field(default_factory=list)
     exit_code: int | None = None
     wall_seconds: float = 0.0
+    # CPU time (user + system) of everything the run started, where the backend accounts it.
+    cpu_seconds: float | None = None
     timed_out: bool = False
     memory_exceeded: bool = False
     output_truncated: bool = False
@@ -106,6 +117,8 @@ class RunResult:
     isolation: str = ""
     # Requested test ids (RunRequest.tests) that matched no collected test.
     missing_tests: list[str] = field(default_factory=list)
+    # The test that was running when a limit cut the run short (timeout, memory).
+    interrupted_test: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -152,3 +152,21 @@ def test_validation_results_replace_the_previous_ones(repo_storage, sandbox_root
     _validate(task, reruns=1)
     assert SpecDependency.objects.filter(task=task, evidence="observed").count() == first
     assert task.findings.count() == 0
+
+
+def test_a_sandbox_that_cannot_start_fails_the_job_and_returns_the_task_to_draft(
+    repo_storage, sandbox_root, dataset, settings
+):
+    # An interpreter that does not exist: the sandbox cannot build the environment at all.
+    settings.SPECLOOM_SANDBOX_PYTHON = "/nonexistent/python3"
+    task = hand_made_task("ledger_allocation", dataset=dataset)
+    job = task_validation_enqueue(task=task)
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    task.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert "/nonexistent/python3" in job.message + job.error
+    assert task.status == Task.Status.DRAFT
+    assert task.validation["verified"] is False
+    assert "validation could not run" in task.validation["reasons"][0]
+    assert "/nonexistent/python3" in task.validation["reasons"][0]

@@ -138,8 +138,6 @@ def backend(
     monkeypatch.setattr(uuid, "uuid4", recording_uuid4)
     yield session_backend
     monkeypatch.undo()
-    leftovers = [
-        path for path in (sandbox_root / "runs" / value.hex for value in drawn) if path.exists()
-    ]
+    leftovers = [path for value in drawn for path in (sandbox_root / "runs").glob(f"*-{value.hex}")]
     assert drawn, "the test made no run"
     assert leftovers == [], f"run folders left behind: {leftovers}"

@@ -40,6 +40,14 @@ def test_the_container_has_no_network_and_runs_as_nobody():
     assert opts["security_opt"] == ["no-new-privileges"]
 
 
+def test_the_container_root_is_read_only_and_only_the_run_and_tmpfs_are_written():
+    opts = options()
+    assert opts["read_only"] is True
+    assert opts["volumes"] == {"specloom-run-run-1": {"bind": "/sandbox", "mode": "rw"}}
+    assert set(opts["tmpfs"]) == {"/tmp", "/var/tmp", "/run", "/dev/shm"}
+    assert all("nosuid" in options for options in opts["tmpfs"].values())
+
+
 def test_the_container_gets_the_limits():
     opts = options()
     assert opts["mem_limit"] == 512 * 1024**2
@@ -84,12 +92,9 @@ def test_the_run_archive_gives_the_sandbox_to_nobody_and_keeps_support_read_only
     (tmp_path / "support" / "plugin.py").write_text("")
     with tarfile.open(fileobj=io.BytesIO(run_archive(tmp_path))) as archive:
         members = {member.name: member for member in archive.getmembers()}
-    assert (members["sandbox/work/mod.py"].uid, members["sandbox/work/mod.py"].gid) == (
-        65534,
-        65534,
-    )
-    assert members["sandbox/support/plugin.py"].uid == 0
-    assert members["sandbox/support/plugin.py"].mode == 0o644
+    assert (members["work/mod.py"].uid, members["work/mod.py"].gid) == (65534, 65534)
+    assert members["support/plugin.py"].uid == 0
+    assert members["support/plugin.py"].mode == 0o644
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +192,8 @@ class FakeDockerClient:
     def __init__(self, **container_behaviour):
         self.images = self
         self.containers = self
+        self.volumes = _FakeVolumes(self)
+        self.removed_volumes: list[str] = []
         self.built: list[bytes] = []
         self.created: list[FakeContainer] = []
         self.container_behaviour = container_behaviour
@@ -205,6 +212,20 @@ class FakeDockerClient:
         container = FakeContainer(options, **self.container_behaviour)
         self.created.append(container)
         return container
+
+
+class _FakeVolumes:
+    def __init__(self, client):
+        self.client = client
+
+    def get(self, name):
+        client = self.client
+
+        class Volume:
+            def remove(self, force):
+                client.removed_volumes.append(name)
+
+        return Volume()
 
 
 JUNIT_OF_ONE_FAILURE = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -249,8 +270,10 @@ def test_the_docker_backend_builds_once_runs_a_container_and_reads_its_junit(
     assert container.options["command"][:3] == ["/opt/specloom-env/bin/python", "-m", "pytest"]
     ((path, data),) = container.archives
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        work_file = archive.getmember("sandbox/work/src/sampleproj/__init__.py")
-    assert (path, work_file.uid) == ("/", 65534)
+        work_file = archive.getmember("work/src/sampleproj/__init__.py")
+    # Into the run's volume: the container's root is read-only.
+    assert (path, work_file.uid) == ("/sandbox", 65534)
+    assert client.removed_volumes == [container.options["volumes"].popitem()[0]]
     assert container.calls == ["start", "remove"]
 
     assert result.tests["tests/test_x.py::test_x"].outcome == Outcome.FAILED

@@ -13,11 +13,13 @@ import pytest
 from workers.sandbox import Outcome, SandboxError, get_backend
 from workers.sandbox import specloom_sandbox_plugin as plugin
 from workers.sandbox import supervise as supervise_module
-from workers.sandbox.isolation import covered_folders
+from workers.sandbox.environments import declared_build_requirements
+from workers.sandbox.jail import Jail, bwrap_argv
 from workers.sandbox.junit import NODEID_PROPERTY, parse_events, parse_junit
 from workers.sandbox.pytest_invocation import selected_paths
 from workers.sandbox.results import read_sandbox_file
 from workers.sandbox.supervise import TailBuffer, supervise
+from workers.sandbox.wheelhouse import FetchError, missing_requirements, named_requirement
 from workers.sandbox.workcopy import remove_paths
 
 
@@ -173,11 +175,85 @@ def test_files_left_by_the_sandbox_are_read_without_following_symlinks(tmp_path)
     assert read_sandbox_file(tmp_path / "events.jsonl", 1024) is None
 
 
-def test_covered_folders_spare_those_the_run_needs():
-    covered = dict(covered_folders([Path("/var/tmp/sandbox-root")]))
-    assert "/var/tmp" not in covered
-    if Path("/run").is_dir() and not Path("/run").is_symlink():
-        assert "/run" in covered
+def test_the_jail_binds_only_what_it_is_given_parents_first(tmp_path):
+    jail = Jail(
+        argv=["/usr/bin/python3", "-m", "pytest"],
+        env={"PATH": "/usr/bin", "HOME": "/h"},
+        cwd="/var/tmp/sb/runs/r/work",
+        read_only=("/var/tmp/sb/envs/k", "/var/tmp/sb/runs/r/support"),
+        writable=("/var/tmp/sb/runs/r/work", "/var/tmp/sb/runs/r/tmp"),
+        moved=(("/var/tmp/sb/envs/.staging", "/var/tmp/sb/envs/final", True),),
+    )
+    argv = bwrap_argv(jail, etc=tmp_path, status_fd=7)
+    for option in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"):
+        assert option in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert argv[argv.index("--json-status-fd") + 1] == "7"
+    assert "--share-net" not in argv
+    binds = [
+        (argv[i], argv[i + 1], argv[i + 2])
+        for i, word in enumerate(argv)
+        if word in ("--bind", "--ro-bind") and argv[i + 1].startswith("/var/tmp/sb")
+    ]
+    assert binds == [
+        ("--bind", "/var/tmp/sb/envs/.staging", "/var/tmp/sb/envs/final"),
+        ("--ro-bind", "/var/tmp/sb/envs/k", "/var/tmp/sb/envs/k"),
+        ("--ro-bind", "/var/tmp/sb/runs/r/support", "/var/tmp/sb/runs/r/support"),
+        ("--bind", "/var/tmp/sb/runs/r/tmp", "/var/tmp/sb/runs/r/tmp"),
+        ("--bind", "/var/tmp/sb/runs/r/work", "/var/tmp/sb/runs/r/work"),
+    ]
+    # Temporary folders are empty tmpfs laid down before any bind under them.
+    assert argv.index("/var/tmp") < argv.index("/var/tmp/sb/envs/k")
+    # /etc comes from an allowlist plus the jail's own passwd: never the host's shadow.
+    assert "/etc/shadow" not in argv and f"{tmp_path}/passwd" in argv
+    assert argv[argv.index("--clearenv") :][:1] == ["--clearenv"]
+    assert argv[-4:] == ["--", "/usr/bin/python3", "-m", "pytest"]
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (
+            "ERROR: Could not find a version that satisfies the requirement freezegun>=1.0 "
+            "(from versions: none)\nERROR: No matching distribution found for freezegun>=1.0\n",
+            ["freezegun>=1.0"],
+        ),
+        (
+            "ERROR: No matching distribution found for setuptools_scm[toml]>=6.2\n",
+            ["setuptools_scm[toml]>=6.2"],
+        ),
+        ("Successfully installed six-1.17.0\n", []),
+    ],
+)
+def test_what_an_offline_pip_could_not_find_is_read_from_its_output(output, expected):
+    assert missing_requirements(output) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "foo @ file:///etc/shadow",
+        "bar @ https://example.invalid/bar.whl",
+        "-r /etc/passwd",
+        "--index-url=x",
+        "",
+    ],
+)
+def test_only_named_requirements_are_ever_fetched(text):
+    with pytest.raises(FetchError):
+        named_requirement(text)
+
+
+def test_declared_build_requirements_are_read_as_data(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling>=1.0", 7]\n'
+        '[project]\nname = "x"\ndependencies = ["attrs>=22"]\n'
+    )
+    (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    six\n")
+    assert declared_build_requirements(tmp_path) == ["hatchling>=1.0", "attrs>=22", "six"]
+    (tmp_path / "pyproject.toml").write_text("not [valid toml")
+    # Unreadable: setuptools' defaults (PEP 518), then what setup.cfg says.
+    assert declared_build_requirements(tmp_path) == ["setuptools>=40.8.0", "wheel", "six"]
 
 
 def test_the_sandbox_root_may_not_be_under_root_home():
