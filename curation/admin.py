@@ -554,3 +554,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
         revoked = sum(api_token_revoke(token=token) for token in queryset)
         self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)
+
+
+from curation import admin_recipes  # noqa: E402, F401 - registers its ModelAdmin

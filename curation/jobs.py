@@ -3,14 +3,41 @@
 from workers.registry import job_handler
 
 
-@job_handler("validate_task", queue="sandbox")
+def _synthesis_abandoned(job):
+    from curation.services.synthesis import synthesis_discard_unfinished
+
+    synthesis_discard_unfinished(job)
+
+
+def _validation_abandoned(job):
+    from curation.models import Task
+    from curation.services.validation import task_validation_abandon
+
+    task = Task.objects.filter(pk=job.params.get("task_id")).first()
+    if task is not None:
+        task_validation_abandon(
+            task=task,
+            revision=job.params.get("revision", task.revision),
+            reason="the worker running the validation was lost",
+            job=job,
+        )
+
+
+@job_handler("validate_task", queue="sandbox", on_abandoned=_validation_abandoned)
 def validate_task(job, ctx):
     from curation.services.validation import task_validation_run
 
     return task_validation_run(job=job, ctx=ctx)
 
 
-@job_handler("synthesize", queue="synthesis", max_attempts=2)
+@job_handler("prepare_environment", queue="sandbox", max_attempts=2)
+def prepare_environment(job, ctx):
+    from curation.services.recipes import recipe_prepare_run
+
+    return recipe_prepare_run(job=job, ctx=ctx)
+
+
+@job_handler("synthesize", queue="synthesis", max_attempts=2, on_abandoned=_synthesis_abandoned)
 def synthesize(job, ctx):
     from curation.services.synthesis import synthesis_run
 

@@ -628,3 +628,7 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+# Models kept in modules of their own, registered with the app through this module.
+from curation.recipe_models import EnvironmentRecipe  # noqa: E402, F401

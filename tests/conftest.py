@@ -61,7 +61,7 @@ def sandbox_root(settings):
     """The sandbox for app-level tests: environments cached across test runs."""
     from curation import runtime
 
-    settings.SPECLOOM_SANDBOX_ROOT = Path("/var/tmp/specloom-test-sandbox-app")
+    settings.SPECLOOM_SANDBOX_ROOT = Path("/var/tmp/specloom-test-jail-app")
     runtime.sandbox_backend.cache_clear()
     yield settings.SPECLOOM_SANDBOX_ROOT
     runtime.sandbox_backend.cache_clear()

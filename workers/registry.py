@@ -17,6 +17,9 @@ class JobKind:
     handler: Callable[..., dict[str, Any] | None]
     queue: str
     max_attempts: int | None
+    # Called with the job when it ends failed without its handler's say (the reaper gave up on
+    # a lost worker): undo what a handler killed mid-way left half-made.
+    on_abandoned: Callable[..., None] | None = None
 
 
 _KINDS: dict[str, JobKind] = {}
@@ -26,14 +29,26 @@ class UnknownJobKind(LookupError):
     pass
 
 
-def job_handler(name: str, *, queue: str = "default", max_attempts: int | None = None):
+def job_handler(
+    name: str,
+    *,
+    queue: str = "default",
+    max_attempts: int | None = None,
+    on_abandoned: Callable[..., None] | None = None,
+):
     """Register `handler(job, ctx) -> result dict | None` for jobs of kind `name`."""
 
     def register(handler):
         existing = _KINDS.get(name)
         if existing and existing.handler is not handler:
             raise ValueError(f"job kind {name!r} is already registered by {existing.handler!r}")
-        _KINDS[name] = JobKind(name=name, handler=handler, queue=queue, max_attempts=max_attempts)
+        _KINDS[name] = JobKind(
+            name=name,
+            handler=handler,
+            queue=queue,
+            max_attempts=max_attempts,
+            on_abandoned=on_abandoned,
+        )
         return handler
 
     return register

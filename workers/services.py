@@ -35,6 +35,17 @@ class JobLeaseLost(RuntimeError):
     """The job was taken away from this worker (reaped, cancelled); stop working on it."""
 
 
+class JobFailed(Exception):
+    """A handler's honest "this produced nothing": the job ends failed with `message` (one
+    sentence of cause and how to fix it) and keeps `result` (e.g. the report of what was
+    tried), without a traceback."""
+
+    def __init__(self, message: str, *, result: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.result = result or {}
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -116,10 +127,14 @@ def job_succeed(*, job: Job, result: dict[str, Any] | None = None, message: str 
     )
 
 
-def job_fail(*, job: Job, error: str, message: str = "failed") -> bool:
+def job_fail(
+    *, job: Job, error: str, message: str = "failed", result: dict[str, Any] | None = None
+) -> bool:
     now = timezone.now()
+    fields: dict[str, Any] = {"result": result} if result is not None else {}
     return bool(
         _owned(job).update(
+            **fields,
             status=Job.Status.FAILED,
             error=error[-LOG_TAIL_CHARS:],
             message=message[:500],
@@ -171,6 +186,7 @@ def job_reap(*, now=None) -> dict[str, int]:
                 updated_at=now,
             ):
                 counts["failed"] += 1
+                _abandoned(job)
         elif base.update(
             status=Job.Status.QUEUED,
             message=f"re-queued after the lease of {job.worker or '?'} expired",
@@ -193,6 +209,20 @@ def job_reap(*, now=None) -> dict[str, int]:
     if any(counts.values()):
         logger.info("reaper: %s", counts)
     return counts
+
+
+def _abandoned(job: Job) -> None:
+    """Let the job's kind undo what its killed handler left half-made."""
+    try:
+        kind = get_job_kind(job.kind)
+    except UnknownJobKind:
+        return
+    if kind.on_abandoned is None:
+        return
+    try:
+        kind.on_abandoned(job)
+    except Exception:  # the reaper goes on with the other jobs
+        logger.exception("cleaning up after abandoned job %s (%s) failed", job.pk, job.kind)
 
 
 @dataclass
@@ -275,6 +305,9 @@ def job_execute(*, job_id: int, worker: str | None = None) -> str:
         return "lost"
     except UnknownJobKind as exc:
         job_fail(job=job, error=str(exc), message="failed: unknown job kind")
+        return "failed"
+    except JobFailed as failed:
+        job_fail(job=job, error=failed.message, message=failed.message, result=failed.result)
         return "failed"
     except Exception as exc:
         logger.exception("job %s (%s) failed", job.pk, job.kind)

@@ -5,9 +5,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 # Resource modules register their viewsets on the router when imported; list them here.
 from curation.api import resources, trajectories  # noqa: F401
+from curation.api.recipes import RepositoryRecipePrepareView, RepositoryRecipeView
 from curation.api.router import router
 
 urlpatterns = [
+    path("api/v1/repositories/<int:pk>/recipe", RepositoryRecipeView.as_view(), name="recipe"),
+    path(
+        "api/v1/repositories/<int:pk>/recipe/prepare",
+        RepositoryRecipePrepareView.as_view(),
+        name="recipe-prepare",
+    ),
     path("api/v1/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -8,27 +8,26 @@ tasks it made before that nobody has touched since.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from curation import runtime
-from curation.models import Dataset, Repository, SpecDependency, Task, TestCase
+from curation.models import Dataset, EnvironmentRecipe, Repository, SpecDependency, Task, TestCase
+from curation.services.recipes import recipe_prepare
 from curation.services.tasks import task_create
-from curation.services.validation import task_validate_now
+from curation.services.validation import task_validate_now, task_validation_abandon
 from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, split_by_function
-from workers.sandbox.serialize import run_result_from_dict, run_result_to_dict
-from workers.sandbox.types import RunRequest, RunResult
-from workers.services import job_enqueue
+from workers.sandbox import SandboxError
+from workers.services import JobFailed, job_enqueue
+from workers.synthesis.coverage_cache import CoverageCache
 
 ENGINES = ("procedural", "llm")
 
@@ -74,48 +73,6 @@ def synthesis_enqueue(
         user=user,
         message=f"synthesize {count} task(s) from {repository.name} ({engine}, seed {seed})",
     )
-
-
-class CoverageCache:
-    """Wrap a sandbox runner so the coverage run of a snapshot happens once.
-
-    The coverage map depends only on the commit and the environment, so it is kept in storage
-    keyed by both and reused by every later synthesis run on that commit.
-    """
-
-    def __init__(self, runner, folder: Path):
-        self.runner = runner
-        self.folder = folder
-        self.hits = 0
-
-    def _key(self, request: RunRequest) -> str:
-        spec = request.environment
-        material = json.dumps(
-            [
-                str(request.snapshot.git_dir),
-                request.snapshot.commit,
-                spec.setup_command,
-                list(spec.extra_requirements),
-                spec.python,
-            ]
-        )
-        return hashlib.sha256(material.encode()).hexdigest()[:32]
-
-    def __call__(self, request: RunRequest) -> RunResult:
-        cacheable = request.coverage and not request.patches and request.tests is None
-        if not cacheable:
-            return self.runner(request)
-        path = self.folder / f"{self._key(request)}.json"
-        if path.exists():
-            self.hits += 1
-            return run_result_from_dict(json.loads(path.read_text()))
-        result = self.runner(request)
-        if result.ok and result.tests and result.coverage:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            scratch = path.with_suffix(".tmp")
-            scratch.write_text(json.dumps(run_result_to_dict(result)))
-            scratch.replace(path)
-        return result
 
 
 def _part_specs(task: Task, proposal) -> dict[str, list[str]]:
@@ -225,53 +182,95 @@ def _run_engine(*, job: Job, repository: Repository, runner, progress):
 
 
 def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
+    """The synthesize job: a working recipe first, then the engine's proposals stored as draft
+    tasks and validated one by one. A run with no verified task fails with its cause and how
+    to fix it; a run cut short leaves no half-made task behind."""
     started = time.monotonic()
     repository = Repository.objects.get(pk=job.params["repository_id"])
     dataset = Dataset.objects.get(pk=job.params["dataset_id"])
-    engine = job.params["engine"]
-    # A re-run (the worker died) replaces what the earlier attempt left untouched.
-    Task.objects.filter(
+    # A re-run (the worker died) replaces what the earlier attempt left unfinished.
+    synthesis_discard_unfinished(job)
+    ctx.progress(1, f"preparing the environment of {repository.name}")
+    recipe = recipe_prepare(repository=repository, log=ctx.log)
+    if recipe.status != EnvironmentRecipe.Status.OK:
+        raise JobFailed(
+            f"0 of {job.params['count']} asked: the repository's environment does not work: "
+            f"{recipe.reason}. Fix: {recipe.hint}",
+            result={"recipe_id": recipe.pk, "environment": recipe.report},
+        )
+    if recipe.reason:
+        ctx.log(f"environment: {recipe.reason} ({recipe.hint})")
+    try:
+        report = _synthesize_and_validate(
+            job=job, ctx=ctx, repository=repository, dataset=dataset, started=started
+        )
+    except BaseException:
+        synthesis_discard_unfinished(job)
+        raise
+    report["environment"] = recipe.report.get("summary", "")
+    asked, verified = job.params["count"], report["verified"]
+    message = f"{verified} of {asked} asked verified ({report['tasks_produced']} produced)"
+    if not verified:
+        reason, hint = no_task_reason(report)
+        raise JobFailed(f"{message}: {reason}. Fix: {hint}", result={"report": report})
+    if verified < asked:
+        message += f"; short by {asked - verified}: {no_task_reason(report)[0]}"
+    return {"message": message, "report": report}
+
+
+def synthesis_discard_unfinished(job: Job) -> int:
+    """Delete the tasks a synthesis attempt made and did not finish validating (nobody has
+    touched them: revision 1), so that a retry or a crash never leaves duplicates or tasks
+    stuck in validating."""
+    deleted, _ = Task.objects.filter(
         synthesis_job=job, status__in=[Task.Status.DRAFT, Task.Status.VALIDATING], revision=1
     ).delete()
+    return deleted
 
+
+def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[str, Any]:
+    engine = job.params["engine"]
     cache = CoverageCache(runtime.run_in_sandbox, settings.STORAGE_ROOT / "coverage")
     outcome = _run_engine(
         job=job,
         repository=repository,
         runner=cache,
-        progress=lambda percent, message: ctx.progress(int(percent * 0.4), message),
+        progress=lambda percent, message: ctx.progress(2 + int(percent * 0.38), message),
     )
     ctx.log(
         f"engine {engine}: {len(outcome.proposals)} proposals, {len(outcome.rejected)} rejected"
     )
     synthesis_seconds = time.monotonic() - started
-
     origin = Task.Origin.LLM if engine == "llm" else Task.Origin.PROCEDURAL
-    tasks = []
-    for proposal in outcome.proposals:
-        tasks.append(
-            _store_proposal(
-                proposal=proposal, repository=repository, dataset=dataset, job=job, origin=origin
-            )
+    tasks = [
+        _store_proposal(
+            proposal=proposal, repository=repository, dataset=dataset, job=job, origin=origin
         )
-
+        for proposal in outcome.proposals
+    ]
     validation_failures: Counter[str] = Counter()
     validation_seconds = []
     for index, task in enumerate(tasks):
         Task.objects.filter(pk=task.pk).update(status=Task.Status.VALIDATING)
         task.status = Task.Status.VALIDATING
-        validation_outcome, _ = task_validate_now(
-            task=task,
-            job=job,
-            progress=_scaled_progress(ctx, index, len(tasks)),
-            log=ctx.log,
-        )
+        try:
+            validation_outcome, _ = task_validate_now(
+                task=task,
+                job=job,
+                progress=_scaled_progress(ctx, index, len(tasks)),
+                log=ctx.log,
+            )
+        except SandboxError as exc:
+            # This task could not be validated: it goes back to draft with the reason.
+            task_validation_abandon(task=task, revision=task.revision, reason=str(exc), job=job)
+            validation_failures["validation: the sandbox could not run"] += 1
+            ctx.log(f"{task.instance_id}: validation could not run: {str(exc)[:300]}")
+            continue
         validation_seconds.append(validation_outcome.seconds)
         if not validation_outcome.verified:
             for reason in validation_outcome.reasons:
                 validation_failures[_reason_category(reason)] += 1
-
-    report = synthesis_report(
+    return synthesis_report(
         job=job,
         engine_report=outcome.report,
         rejected=outcome.rejected,
@@ -281,18 +280,63 @@ def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
         validation_seconds=validation_seconds,
         coverage_cache_hits=cache.hits,
     )
-    return {
-        "message": (
-            f"{report['tasks_produced']} task(s), {report['verified']} verified, "
-            f"{report['rejected_total']} rejected"
-            + (
-                f" ({report['engine_status']}: {report['engine_reason']})"
-                if report.get("engine_reason")
-                else ""
-            )
-        ),
-        "report": report,
-    }
+
+
+# What to do about the most common reason a run yields nothing.
+_HINTS = (
+    (
+        "no function with a real body is covered",
+        "read the environment report: most tests may "
+        "fail or not collect; fix the recipe, or pick a repository whose tests cover its code",
+    ),
+    (
+        "are coupled",
+        "ask for more tasks or another seed; its code has few functions that call one another",
+    ),
+    (
+        "stub runs at import",
+        "its code runs at import time (decorators, registries): another seed picks other functions",
+    ),
+    (
+        "breaks test collection",
+        "its tests import what the stubs remove: another seed picks other functions",
+    ),
+    (
+        "no covering test fails",
+        "its tests do not check these functions' results: another seed picks other functions",
+    ),
+    ("patch does not apply", "report it: a synthesized patch should always apply"),
+    (
+        "reference fails",
+        "its tests are flaky or depend on the environment: raise the reruns or fix the recipe",
+    ),
+    (
+        "sandbox could not run",
+        "read the job's log for the sandbox's error (bubblewrap, cgroups, a C compiler)",
+    ),
+    ("no FAIL_TO_PASS", "its tests do not fail without the removed code: another seed"),
+    ("cluster(s) of coupled", "ask for fewer tasks, or synthesize from a larger repository"),
+)
+
+
+def no_task_reason(report: dict[str, Any]) -> tuple[str, str]:
+    """(cause, fix) of a run's shortfall, in one sentence each."""
+    if report.get("engine_reason"):
+        cause = f"{report['engine_status']}: {report['engine_reason']}"
+    elif report.get("rejected_by_reason"):
+        top, count = max(report["rejected_by_reason"].items(), key=lambda item: item[1])
+        cause = f"{report['rejected_total']} rejected (most often {count}x: {top})"
+    elif report.get("tasks_produced", 0) > report.get("verified", 0):
+        cause = f"{report['tasks_produced'] - report['verified']} task(s) did not verify"
+    elif report.get("clusters") is not None:
+        cause = f"the repository offers only {report['clusters']} cluster(s) of coupled functions"
+    else:
+        cause = "the engine proposed no more tasks"
+    hint = next(
+        (fix for marker, fix in _HINTS if marker in cause),
+        "read the report's rejections and the environment report",
+    )
+    return cause, hint
 
 
 def _scaled_progress(ctx, index: int, total: int):

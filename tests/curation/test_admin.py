@@ -4,7 +4,15 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from curation.models import Evaluation, Finding, Release, SpecResult, TaskRevision, TrajectoryStep
+from curation.models import (
+    EnvironmentRecipe,
+    Evaluation,
+    Finding,
+    Release,
+    SpecResult,
+    TaskRevision,
+    TrajectoryStep,
+)
 from review.models import Comment, Review, ReviewAssignment
 from tests.factories import (
     SpecDependencyFactory,
@@ -52,6 +60,9 @@ def one_of_everything(django_user_model):
     Comment.objects.create(task=task, author=reviewer, body="hm", task_revision=1)
     Job.objects.create(kind="echo", target_type=None)
     ApiToken.objects.create(user=reviewer, name="ci", prefix="abc", key_sha256="0" * 64)
+    EnvironmentRecipe.objects.create(
+        repository=task.repository, commit=task.repository.default_commit or "0" * 40
+    )
 
 
 def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):
@@ -73,3 +84,18 @@ def test_a_reviewer_cannot_open_the_admin(client, alice):
     response = client.get("/admin/")
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+def test_a_recipe_edited_in_the_admin_is_validated_and_becomes_the_curators(
+    admin_client, one_of_everything
+):
+    recipe = EnvironmentRecipe.objects.get()
+    change = reverse("admin:curation_environmentrecipe_change", args=[recipe.pk])
+    refused = admin_client.post(change, {"recipe": '{"packages": ["x @ file:///etc"]}'})
+    assert refused.status_code == 200
+    assert "requirements by URL or path are not fetched" in refused.content.decode()
+    saved = admin_client.post(change, {"recipe": '{"install": ".", "packages": ["six"]}'})
+    assert saved.status_code == 302
+    recipe.refresh_from_db()
+    assert recipe.source == "curator" and recipe.recipe["packages"] == ["six"]
+    assert Job.objects.filter(kind="prepare_environment").exists()

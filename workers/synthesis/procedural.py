@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.gitstore import commit_patch
@@ -145,11 +145,16 @@ def synthesize_procedural(
             if len(proposals) >= count:
                 break
             wave = clusters[wave_start : wave_start + width]
-            # Results are taken in cluster order, so parallel runs do not change the outcome.
-            for cluster, result in zip(wave, pool.map(context.attempt, wave), strict=True):
+            # Only the sandbox runs go in parallel; the text work before and after them runs
+            # in cluster order, one cluster at a time, so that threads cannot change what a
+            # seed yields whatever the machine's load.
+            prepared = [context.prepare(cluster) for cluster in wave]
+            runs = list(pool.map(context.run_stub, prepared))
+            for cluster, plan, run in zip(wave, prepared, runs, strict=True):
                 if len(proposals) >= count:
                     break
                 tried += 1
+                result = context.finish(cluster, plan, run)
                 if isinstance(result, Rejection):
                     rejected.append(result)
                 else:
@@ -222,6 +227,22 @@ def _baseline(runner: Runner, snapshot, environment, limits) -> RunResult:
 
 
 @dataclass
+class _StubPlan:
+    """A cluster's stub run, planned: the stubbed files and the request, before it runs."""
+
+    functions: list[FunctionInfo]
+    rng: random.Random
+    by_file: dict[str, list[FunctionInfo]]
+    originals: dict[str, str]
+    edits: dict[str, list[LineEdit]]
+    stubbed: dict[str, str]
+    stub_patch: str
+    selected: list[str]
+    request: RunRequest
+    started: float
+
+
+@dataclass
 class _Context:
     """What every cluster attempt shares; attempts only read it, so threads may share it."""
 
@@ -241,13 +262,28 @@ class _Context:
     passing_by_file: dict[str, set[str]]
     committer: CommitBase
 
-    def attempt(self, cluster: Cluster) -> TaskProposal | Rejection:
+    def prepare(self, cluster: Cluster) -> _StubPlan | Rejection:
         try:
-            return self._attempt(cluster)
+            return self._prepare(cluster)
         except Exception as error:  # one broken cluster must not end the whole job
             return Rejection(cluster.functions, f"internal error: {type(error).__name__}")
 
-    def _attempt(self, cluster: Cluster) -> TaskProposal | Rejection:
+    def run_stub(self, plan: _StubPlan | Rejection) -> RunResult | None:
+        if isinstance(plan, Rejection):
+            return None
+        return self._stub_run(plan.request)
+
+    def finish(
+        self, cluster: Cluster, plan: _StubPlan | Rejection, run: RunResult | None
+    ) -> TaskProposal | Rejection:
+        if isinstance(plan, Rejection) or run is None:
+            return plan if isinstance(plan, Rejection) else Rejection(cluster.functions, "no run")
+        try:
+            return self._finish(cluster, plan, run)
+        except Exception as error:  # one broken cluster must not end the whole job
+            return Rejection(cluster.functions, f"internal error: {type(error).__name__}")
+
+    def _prepare(self, cluster: Cluster) -> _StubPlan:
         started = time.monotonic()
         functions = [self.table.functions[fid] for fid in cluster.functions]
         rng = random.Random(f"{self.seed}:{'|'.join(cluster.functions)}")  # noqa: S311
@@ -273,16 +309,32 @@ class _Context:
             rng, neighbours - covering - set(caller_tests), self.settings.max_neighbour_tests
         )
         selected = sorted(covering | set(caller_tests) | set(neighbour_tests))
-
-        run = self.runner(
-            RunRequest(
-                snapshot=self.snapshot,
-                environment=self.environment,
-                patches=(stub_patch,),
-                tests=tuple(selected),
-                limits=self.limits,
-            )
+        request = RunRequest(
+            snapshot=self.snapshot,
+            environment=self.environment,
+            patches=(stub_patch,),
+            tests=tuple(selected),
+            limits=self.limits,
         )
+        return _StubPlan(
+            functions=functions,
+            rng=rng,
+            by_file=by_file,
+            originals=originals,
+            edits=edits,
+            stubbed=stubbed,
+            stub_patch=stub_patch,
+            selected=selected,
+            request=request,
+            started=started,
+        )
+
+    def _finish(
+        self, cluster: Cluster, plan: _StubPlan, run: RunResult
+    ) -> TaskProposal | Rejection:
+        functions, rng, by_file = plan.functions, plan.rng, plan.by_file
+        originals, edits, stubbed = plan.originals, plan.edits, plan.stubbed
+        stub_patch, selected, started = plan.stub_patch, plan.selected, plan.started
         rejection = self._check_stub_run(cluster, run)
         if rejection is not None:
             return rejection
@@ -329,6 +381,21 @@ class _Context:
             run_seconds=run.wall_seconds,
             started=started,
         )
+
+    def _stub_run(self, request: RunRequest) -> RunResult:
+        """A stub run; one that hit the wall clock is run again with more time, twice at most.
+
+        The wall clock depends on the machine's load: a cluster rejected for it would make
+        which tasks a seed yields depend on load. Only what the tests do decides that.
+        """
+        run = self.runner(request)
+        for _retry in range(2):
+            if not run.timed_out:
+                break
+            longer = replace(request.limits, wall_seconds=request.limits.wall_seconds * 2)
+            request = replace(request, limits=longer)
+            run = self.runner(request)
+        return run
 
     def _check_stub_run(self, cluster: Cluster, run: RunResult) -> Rejection | None:
         if run.patch_failure is not None:

@@ -44,8 +44,10 @@ class Command(BaseCommand):
         if not wait:
             return
         finished = follow_jobs(self.stdout, [job.pk])[0]
+        report = (finished.result or {}).get("report")
+        if report:
+            self.stdout.write(format_report(report))
         if finished.status != "succeeded":
-            raise CommandError(
-                f"synthesis job {job.pk} {finished.status}: {finished.error[-1000:]}"
-            )
-        self.stdout.write(format_report(finished.result["report"]))
+            # A run that verified nothing says why and how to fix it, and exits non-zero.
+            raise CommandError(f"synthesis job {job.pk} {finished.status}: {finished.message}")
+        self.stdout.write(finished.message)

@@ -82,12 +82,17 @@ def test_a_repository_whose_tests_do_not_run_gets_a_clear_report(
     )
     (folder / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '0'\n")
     repository = repository_import(source=str(folder))
-    job = _run(synthesis_enqueue(repository=repository, dataset=dataset, count=2))
-    report = job.result["report"]
-    assert report["tasks_produced"] == 0
-    assert report["engine_status"] == "unusable"
-    assert "none of the 1 tests passes" in report["engine_reason"]
-    assert "unusable" in job.result["message"]
+    job = synthesis_enqueue(repository=repository, dataset=dataset, count=2)
+    # Nothing verified is not a success: the job fails with the cause and a fix.
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.message.startswith("0 of 2 asked: the repository's environment does not work")
+    assert "none of the 1 collected tests passes" in job.message
+    assert "first error: assert 1 == 2" in job.message
+    assert "Fix:" in job.message
+    assert job.result["environment"]["passed"] == 0
+    assert not Task.objects.filter(synthesis_job=job).exists()
 
 
 def test_bad_parameters_are_refused(repo_storage, dataset):

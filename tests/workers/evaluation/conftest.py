@@ -14,7 +14,7 @@ from workers.sandbox.types import EnvironmentSpec, Snapshot
 
 ROOT = Path(__file__).resolve().parents[3]
 TASK = ROOT / "tests" / "fixtures" / "tasks" / "marktext_toc"
-SANDBOX_ROOT = Path("/var/tmp/specloom-test-sandbox-app")
+SANDBOX_ROOT = Path("/var/tmp/specloom-test-jail-app")
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """Fixtures for the sandbox engine's tests: real git repositories, real runs.
 
 Environments are built under one sandbox root that outlives the test session
-(/var/tmp/specloom-test-sandbox, or $SPECLOOM_TEST_SANDBOX_ROOT), so only the first session
+(/var/tmp/specloom-test-jail, or $SPECLOOM_TEST_SANDBOX_ROOT), so only the first session
 pays for building the sample repository's environment.
 """
 
@@ -109,7 +109,7 @@ def make_snapshot(tmp_path_factory: pytest.TempPathFactory) -> MakeSnapshot:
 
 @pytest.fixture(scope="session")
 def sandbox_root() -> Path:
-    root = Path(os.environ.get("SPECLOOM_TEST_SANDBOX_ROOT", "/var/tmp/specloom-test-sandbox"))
+    root = Path(os.environ.get("SPECLOOM_TEST_SANDBOX_ROOT", "/var/tmp/specloom-test-jail"))
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -42,7 +42,7 @@ from workers.synthesis.llm import (
 from workers.synthesis.proposals import SynthesisOutcome
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "repos"
-SANDBOX_ROOT = Path("/var/tmp/specloom-test-sandbox-llm")
+SANDBOX_ROOT = Path("/var/tmp/specloom-test-jail-llm")
 MODEL = "scripted-coder"
 PRICE_PROMPT = 0.5  # per 1k tokens
 PRICE_COMPLETION = 1.5

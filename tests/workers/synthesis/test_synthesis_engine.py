@@ -99,3 +99,45 @@ def test_progress_is_reported_and_stub_runs_only_select_relevant_tests(
     assert [p.reference_patch for p in again.proposals] == [
         p.reference_patch for p in outcome.proposals
     ]
+
+
+def test_a_loaded_machine_changes_nothing_a_seed_yields(shop_files, shop_analysis, shop_coverage):
+    """Stub runs that hit the wall clock once (a busy machine) are run again with more time:
+    the same seed gives the same tasks, in the same order, as on a quiet machine."""
+    test_functions, coverage_for = shop_coverage
+    _, table, _, _ = shop_analysis
+
+    def quiet(request):
+        if request.coverage:
+            results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in test_functions}
+            return sandbox.RunResult(tests=results, coverage=coverage_for(table), exit_code=0)
+        stubbed = {
+            fid
+            for fid, info in table.functions.items()
+            if f"def {info.name}(" in request.patches[0]
+        }
+        results = {}
+        for test in request.tests:
+            failed = set(test_functions[test]) & stubbed
+            outcome = sandbox.Outcome.FAILED if failed else sandbox.Outcome.PASSED
+            results[test] = sandbox.TestResult(test, outcome)
+        return sandbox.RunResult(tests=results, exit_code=1)
+
+    seen_slow: set[tuple] = set()
+    limits_seen = []
+
+    def busy(request):
+        limits_seen.append(request.limits.wall_seconds)
+        key = (request.patches, request.tests)
+        if request.tests is not None and key not in seen_slow:
+            seen_slow.add(key)
+            return sandbox.RunResult(timed_out=True)
+        return quiet(request)
+
+    calm = synthesize(shop_files, quiet, count=3, seed=5)
+    loaded = synthesize(shop_files, busy, count=3, seed=5)
+    assert [p.reference_patch for p in loaded.proposals] == [
+        p.reference_patch for p in calm.proposals
+    ]
+    assert loaded.rejected == calm.rejected
+    assert max(limits_seen) == 2 * min(limits_seen)  # the retry had more time

@@ -21,7 +21,7 @@ from workers.synthesis.stubs import STUB
 pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "repos"
-SANDBOX_ROOT = Path("/var/tmp/specloom-test-sandbox")
+SANDBOX_ROOT = Path("/var/tmp/specloom-test-jail")
 TASKS = 10
 
 
