@@ -137,6 +137,9 @@ def _store(row: EnvironmentRecipe, outcome: RecipeOutcome, *, test_files: int) -
     row.status = EnvironmentRecipe.Status.OK if outcome.usable else EnvironmentRecipe.Status.FAILED
     row.reason = outcome.reason
     row.hint = outcome.hint
+    if not outcome.usable and not test_files:
+        row.reason = "the snapshot has no test files (test_*.py, *_test.py, tests.py)"
+        row.hint = "synthesis needs a test suite: pick a repository (or commit) that has tests"
     row.attempts = [attempt.to_dict() for attempt in outcome.attempts]
     report = chosen.report.to_dict() if chosen.report is not None else {}
     row.report = {**report, "test_files": test_files}

@@ -84,7 +84,7 @@ def test_a_repository_without_tests_fails_with_the_cause_and_a_fix(repo_storage,
     assert job_execute(job_id=job.pk) == "failed"
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED
-    assert "pytest found no tests" in job.message
+    assert "the snapshot has no test files" in job.message
     assert "Fix:" in job.message
     row = recipe_row(repository=repository)
     assert row.status == EnvironmentRecipe.Status.FAILED
@@ -122,3 +122,18 @@ def test_a_stale_or_invalid_edit_is_refused(repo_storage):
     ):
         with pytest.raises(RecipeError):
             recipe_update(row=row, data=bad, user=None, revision=row.revision)
+
+
+def test_a_setup_command_set_on_the_repository_runs_jailed_as_the_jail_user(
+    repo_storage, sandbox_root
+):
+    # What a curator once set in the admin to get root on the worker: now a jailed step.
+    repository = imported("cov_addopts")
+    repository.setup_command = "echo uid=$(id -u); head -c 15 /etc/shadow || echo no-shadow; exit 3"
+    repository.save()
+    row = recipe_prepare(repository=repository)
+    assert row.status == EnvironmentRecipe.Status.FAILED
+    (attempt,) = row.attempts
+    assert "uid=65534" in attempt["error"] and "no-shadow" in attempt["error"]
+    assert row.recipe["setup_commands"] == [repository.setup_command]
+    assert "environment could not be built" in row.reason
