@@ -32,6 +32,7 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
+from curation.selectors.audit import current_findings
 from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
@@ -157,7 +158,7 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     if filters.difficulty:
         tasks = tasks.filter(difficulty="" if filters.difficulty == "none" else filters.difficulty)
     if filters.findings:
-        has = Exists(Finding.objects.filter(task=OuterRef("pk"), dismissed=False))
+        has = Exists(Finding.objects.filter(task=OuterRef("pk"), dismissed=False, superseded=False))
         tasks = tasks.filter(has if filters.findings == "yes" else ~has)
     if filters.q:
         term = filters.q
@@ -181,7 +182,7 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     tasks = tasks.order_by(*order).annotate(
         spec_count=_counted(Specification, task=OuterRef("pk")),
         test_count=_counted(TestCase, task=OuterRef("pk")),
-        finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False),
+        finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False, superseded=False),
         review_count=_counted(Review, task=OuterRef("pk"), task_revision=OuterRef("revision")),
     )
     rows = list(tasks[: limit + 1])
@@ -190,6 +191,9 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
         rows = rows[:limit]
         last = rows[-1]
         next_cursor = _encode_cursor(getattr(last, column), last.pk)
+    if not is_curator(user):
+        for row in rows:  # the blind review sample: not even how many findings there are
+            row.findings_hidden = row.dataset.blind_for(row.instance_id)
     return QueuePage(rows=rows, next_cursor=next_cursor, filters=filters)
 
 
@@ -297,6 +301,7 @@ class Workspace:
     can_decide: bool = False
     can_adjudicate: bool = False
     reviews_current: int = 0
+    findings_hidden: bool = False
 
     @property
     def approve_enabled(self) -> bool:
@@ -410,10 +415,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         }
     models = sorted({m for m, _ in matrix} | {t.model_name for t in trajectories})
 
-    findings = sorted(
-        Finding.objects.filter(task=task, dismissed=False).select_related("trajectory"),
-        key=lambda f: (["high", "medium", "low", "info"].index(f.severity), f.pk),
-    )
+    findings = current_findings(task=task)
     reviews = list(task.reviews.select_related("reviewer").order_by("-created_at"))
     comments = list(task.comments.select_related("author").order_by("created_at"))
     by_test = {t.pk: t for t in tests}
@@ -472,7 +474,31 @@ def task_workspace(*, task: Task, user) -> Workspace:
     workspace.can_edit = editable and (curator or lease.assignment is not None)
     workspace.can_decide = lease.assignment is not None
     workspace.can_adjudicate = curator and adjudication is not None
+    workspace.findings_hidden = findings_hidden(
+        task=task, user=user, reviews=reviews, holds_lease=lease.assignment is not None
+    )
     return workspace
+
+
+def findings_hidden(
+    *, task: Task, user, reviews: list[Review] | None = None, holds_lease: bool | None = None
+) -> bool:
+    """The blind review sample: the review agent's findings stay hidden from whoever has not
+    decided this task yet, so their decision measures the agent instead of following it. A
+    curator who does not hold the task (curating, adjudicating) sees them."""
+    if not task.dataset.blind_for(task.instance_id):
+        return False
+    if reviews is None:
+        decided = task.reviews.filter(reviewer=user, is_adjudication=False).exists()
+    else:
+        decided = any(r.reviewer_id == user.pk and not r.is_adjudication for r in reviews)
+    if decided:
+        return False
+    if holds_lease is None:
+        holds_lease = ReviewAssignment.objects.filter(
+            task=task, reviewer=user, status=ReviewAssignment.Status.ACTIVE
+        ).exists()
+    return holds_lease or not is_curator(user)
 
 
 def can_edit(*, task: Task, user) -> bool:
@@ -608,7 +634,7 @@ def trajectory_detail(*, trajectory: Trajectory) -> dict[str, Any]:
         "evaluation": evaluation,
         "spec_results": spec_results,
         "final_diff": rendering.parse_diff(trajectory.final_patch),
-        "findings": list(trajectory.findings.filter(dismissed=False)),
+        "findings": list(trajectory.findings.filter(dismissed=False, superseded=False)),
     }
 
 

@@ -330,6 +330,12 @@ def review_submit(
         if rubric.decision == Review.Decision.APPROVE and not task.is_validated:
             raise NotValidated("Approve waits until the latest revision has validated.")
         now = timezone.now()
+        # The findings panel was hidden from this reviewer (review/selectors.findings_hidden:
+        # in the blind sample, holding the lease, no earlier decision on the task).
+        blind = (
+            task.dataset.blind_for(task.instance_id)
+            and not task.reviews.filter(reviewer=user, is_adjudication=False).exists()
+        )
         if not ReviewAssignment.objects.filter(
             pk=assignment.pk, status=ReviewAssignment.Status.ACTIVE
         ).update(status=ReviewAssignment.Status.COMPLETED, completed_at=now):
@@ -340,6 +346,7 @@ def review_submit(
             rubric,
             assignment=assignment,
             seconds_spent=(now - assignment.claimed_at).total_seconds(),
+            blind=blind,
         )
         decisions = {
             r.reviewer.get_username(): r.decision

@@ -701,6 +701,7 @@ def trajectory_detail(request, trajectory_id):
     if request.htmx and after >= 0:
         return _partial(request, "review/trajectory.html", "steps", context)
     context.update(selectors.trajectory_detail(trajectory=trajectory))
+    context["findings_hidden"] = selectors.findings_hidden(task=trajectory.task, user=request.user)
     return render(request, "review/trajectory.html", context)
 
 

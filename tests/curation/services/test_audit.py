@@ -1,5 +1,6 @@
-"""The audit service: findings replaced per audit, the LLM auditor over real HTTP, failures
-recorded rather than raised, unsafe trajectories flagged (training exports leave them out)."""
+"""The audit service: each audit a new set of findings pinned to its revision (the previous set
+superseded, never deleted), no audit when nothing changed, the LLM auditor over real HTTP,
+failures recorded rather than raised, unsafe trajectories flagged (exports leave them out)."""
 
 import pytest
 
@@ -70,17 +71,25 @@ def test_an_unsafe_trajectory_is_flagged_for_exports_to_leave_out(task, trajecto
     _audit(task)
     trajectory.refresh_from_db()
     assert trajectory.unsafe is False
-    assert not task.findings.filter(kind=Finding.Kind.UNSAFE_ACTION).exists()
+    assert not task.findings.filter(kind=Finding.Kind.UNSAFE_ACTION, superseded=False).exists()
+    # The earlier set is history, not gone.
+    assert task.findings.get(kind=Finding.Kind.UNSAFE_ACTION).superseded
 
 
-def test_the_audit_replaces_its_own_findings_and_no_one_elses(task):
+def test_the_audit_supersedes_its_own_findings_and_no_one_elses(task):
     Finding.objects.create(task=task, kind="flaky", message="from validation", source="validation")
     orphan = TestCaseFactory(task=task, nodeid="tests/test_b.py::test_orphan")
-    _audit(task)
-    _audit(task)
-    kinds = sorted(task.findings.values_list("source", "kind"))
+    first = _audit(task)
+    second = _audit(task)
+    current = task.findings.filter(superseded=False)
+    kinds = sorted(current.values_list("source", "kind"))
     assert kinds == [("heuristic", "unlinked_test"), ("validation", "flaky")]
-    assert task.findings.get(kind="unlinked_test").evidence["test"] == orphan.nodeid
+    newest = current.get(kind="unlinked_test")
+    assert newest.evidence["test"] == orphan.nodeid
+    assert (newest.audit_id, newest.job) == (second.result["audit"], second)
+    # Two audits, two sets: the first one is kept, superseded.
+    older = task.findings.get(kind="unlinked_test", superseded=True)
+    assert older.audit_id == first.result["audit"] != newest.audit_id
 
 
 def test_the_llm_auditor_writes_structured_findings(task, trajectory, llm_settings):

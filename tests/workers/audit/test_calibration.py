@@ -37,7 +37,9 @@ def test_the_baselines():
     assert chance.kappa == pytest.approx(0.0)
 
 
-def test_degenerate_cases_give_none_rather_than_a_division_by_zero():
+def test_degenerate_cases_give_none_or_zero_rather_than_a_division_by_zero():
     assert score({}, {}).as_dict()["precision"] is None
+    assert score({}, {}).kappa is None  # no decisions: nothing to say
     unanimous = score({1: True, 2: True}, {1: True, 2: True})
-    assert unanimous.kappa is None  # chance agreement is already 1
+    # Chance agreement is already 1: no agreement beyond chance can be shown, so kappa is 0.
+    assert unanimous.kappa == 0
