@@ -91,12 +91,19 @@ class Dataset(models.Model):
         return self.name
 
     def blind_for(self, instance_id: str) -> bool:
-        """Whether the task is in the blind review sample: the same answer on every machine
-        and every run, from a hash of the dataset's name and the task's instance id."""
-        if not self.blind_review_share:
-            return False
-        digest = hashlib.sha256(f"{self.name}\n{instance_id}".encode()).hexdigest()
-        return int(digest[:8], 16) % 100 < self.blind_review_share
+        """Whether the task is in the blind review sample (see `in_blind_sample`)."""
+        return in_blind_sample(
+            dataset=self.name, share=self.blind_review_share, instance_id=instance_id
+        )
+
+
+def in_blind_sample(*, dataset: str, share: int, instance_id: str) -> bool:
+    """The same answer on every machine and every run: a hash of the dataset's name and the
+    task's instance id, in one of 100 buckets, below the share (percent)."""
+    if not share:
+        return False
+    digest = hashlib.sha256(f"{dataset}\n{instance_id}".encode()).hexdigest()
+    return int(digest[:8], 16) % 100 < share
 
 
 class TaskStatus(models.TextChoices):

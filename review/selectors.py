@@ -32,7 +32,7 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
-from curation.selectors.audit import current_findings
+from curation.selectors.audit import audit_calibration, current_findings
 from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
@@ -784,3 +784,16 @@ def adjudication_queue(*, user) -> list[Adjudication]:
         .select_related("task", "task__dataset")
         .order_by("opened_at")[:200]
     )
+
+
+# Datasets on the dashboard's calibration card when none is chosen; the page has them all.
+CALIBRATION_CARD_DATASETS = 6
+
+
+def calibration_card(*, user, dataset=None) -> list[dict[str, Any]] | None:
+    """The review agent's calibration per dataset for the dashboard (curators, like the page);
+    None for everyone else. The same computation as the page, the API and the datasheets."""
+    if not is_curator(user):
+        return None
+    datasets = [dataset] if dataset else list(visible_datasets(user).order_by("name"))
+    return [audit_calibration(dataset=d) for d in datasets[:CALIBRATION_CARD_DATASETS]]

@@ -117,6 +117,7 @@ def dashboard(request):
             if is_curator(user)
             else None
         ),
+        "calibration": selectors.calibration_card(user=user, dataset=dataset),
     }
     return render(request, "review/dashboard.html", context)
 

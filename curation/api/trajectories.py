@@ -33,6 +33,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from curation import access
+from curation.api.calibration import CalibrationListSerializer
 from curation.api.errors import PayloadTooLarge
 from curation.api.router import router
 from curation.ingest import FORMATS
@@ -412,9 +413,18 @@ class PassRatesViewSet(_ReadOnlyReport):
 
 
 class AuditCalibrationViewSet(_ReadOnlyReport):
-    """How well the review agent's verdicts predict human decisions, per dataset."""
+    """How well the review agent's verdicts predict human decisions, per dataset: for blind
+    decisions (the reviewer did not see the findings), informed ones (the findings may have
+    anchored them) and all, each row (the review agent, its heuristic and its LLM part) with
+    its subset size and prevalence, three baselines (always approve, always flag, random at
+    the row's own rate), 95% seeded bootstrap intervals for accuracy, kappa and the difference
+    from each baseline, and a verdict: `beats_every_baseline`, `ties`, `loses` or
+    `not_enough_decisions`. The calibration page, the dashboard and release datasheets show
+    the same computation. `method` says how each figure is made."""
 
-    @extend_schema(parameters=[OpenApiParameter("dataset", str)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[OpenApiParameter("dataset", str)], responses=CalibrationListSerializer
+    )
     def list(self, request):
         dataset = _dataset_param(request)
         datasets = [dataset] if dataset else list(access.visible_datasets(request.user))

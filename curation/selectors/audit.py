@@ -20,7 +20,8 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings as django_settings
 
-from curation.models import Audit, Dataset, Finding, Task
+from curation import access
+from curation.models import Audit, Dataset, Finding, Task, in_blind_sample
 from curation.services.audit import AUDIT_KIND, HEURISTIC_SOURCE, LLM_SOURCE_PREFIX
 from workers.audit.calibration import Settings, calibrate
 from workers.models import Job
@@ -104,6 +105,30 @@ def current_findings(*, task: Task) -> list[Finding]:
         ),
         key=lambda f: (SEVERITY_ORDER.index(f.severity), f.pk),
     )
+
+
+def blind_task_ids(*, user) -> list[int]:
+    """Tasks whose findings `user` may not read yet: in their dataset's blind review sample
+    and not yet decided by them (curators curate: they see everything). The panel's rule
+    (review/selectors.findings_hidden) for lists, such as the API's findings."""
+    if access.is_curator(user):
+        return []
+    review_model = apps.get_model("review", "Review")
+    candidates = (
+        access.visible_tasks(user)
+        .filter(dataset__blind_review_share__gt=0)
+        .exclude(
+            pk__in=review_model.objects.filter(reviewer=user, is_adjudication=False).values(
+                "task_id"
+            )
+        )
+        .values_list("pk", "instance_id", "dataset__name", "dataset__blind_review_share")
+    )
+    return [
+        pk
+        for pk, instance_id, dataset, share in candidates.iterator(chunk_size=5000)
+        if in_blind_sample(dataset=dataset, share=share, instance_id=instance_id)
+    ]
 
 
 def calibration_settings() -> Settings:

@@ -33,7 +33,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-BASELINES = ("always_approve", "always_flag", "random")
+BASELINES = {
+    "always_approve": "always approve",
+    "always_flag": "always flag",
+    "random": "random at the row's flag rate",
+}
 METRICS = ("accuracy", "kappa")
 BEATS = "beats_every_baseline"
 TIES = "ties"
@@ -265,8 +269,7 @@ def calibrate(
     }
     differences = []
     for name, base in baselines.items():
-        entry = base.as_dict()
-        entry["difference"] = {}
+        entry = {"label": BASELINES[name], **base.as_dict(), "difference": {}}
         for metric in METRICS:
             mine, theirs = getattr(own, metric), getattr(base, metric)
             difference = {
