@@ -4,7 +4,15 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from curation.models import Evaluation, Finding, Release, SpecResult, TaskRevision, TrajectoryStep
+from curation.models import (
+    Audit,
+    Evaluation,
+    Finding,
+    Release,
+    SpecResult,
+    TaskRevision,
+    TrajectoryStep,
+)
 from review.models import Comment, Review, ReviewAssignment
 from tests.factories import (
     SpecDependencyFactory,
@@ -31,7 +39,8 @@ def one_of_everything(django_user_model):
     TrajectoryStep.objects.create(trajectory=trajectory, index=0, role="assistant", content="hi")
     evaluation = Evaluation.objects.create(trajectory=trajectory, task_revision=1, resolved="none")
     SpecResult.objects.create(evaluation=evaluation, spec=dependency.from_spec, satisfied=False)
-    Finding.objects.create(task=task, kind="weak_test", message="empty patch passes")
+    audit = Audit.objects.create(task=task, task_revision=1)
+    Finding.objects.create(task=task, kind="weak_test", message="empty patch passes", audit=audit)
     TaskRevision.objects.create(task=task, revision=1, changes={})
     Release.objects.create(dataset=task.dataset, version="v1")
     reviewer = UserFactory(username="rev", roles=["reviewer"])

@@ -96,6 +96,7 @@ def test_it_says_which_decisions_were_blind_and_how_dismissed_findings_count(cli
     assert "1 dismissed finding, not counted as flags" in html
     assert "not enough decisions" in html  # 4 and 6 are below the minimum of 30
     assert 'href="/calibration/"' in html  # the nav links here for curators
+    assert "{#" not in html and "{%" not in html  # no template source leaks into the page
     # Every row, with its baselines.
     rows = shown(response.content)
     assert set(rows) == {
@@ -149,3 +150,4 @@ def test_the_dashboard_card_is_for_curators(client, alice, bob, dataset):
     assert b'id="calibration-card"' in response.content
     assert b'data-calibration-dataset="core"' in response.content
     assert b'data-calibration-dataset="extra"' in response.content
+    assert b"{#" not in response.content and b"{%" not in response.content
