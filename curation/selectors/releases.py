@@ -119,7 +119,7 @@ def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
         | Q(reviews__decision__in=["reject", "request_changes"])
     )
     findings = (
-        Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False)
+        Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False, superseded=False)
         .values("kind")
         .annotate(n=Count("id"))
         .order_by("kind")
