@@ -33,6 +33,7 @@ from curation.models import (
     TrajectoryStep,
 )
 from curation.selectors.audit import audit_calibration, current_findings
+from curation.selectors.audit import findings_hidden as blind_findings_hidden
 from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
@@ -483,22 +484,12 @@ def task_workspace(*, task: Task, user) -> Workspace:
 def findings_hidden(
     *, task: Task, user, reviews: list[Review] | None = None, holds_lease: bool | None = None
 ) -> bool:
-    """The blind review sample: the review agent's findings stay hidden from whoever has not
-    decided this task yet, so their decision measures the agent instead of following it. A
-    curator who does not hold the task (curating, adjudicating) sees them."""
-    if not task.dataset.blind_for(task.instance_id):
-        return False
-    if reviews is None:
-        decided = task.reviews.filter(reviewer=user, is_adjudication=False).exists()
-    else:
+    """The blind review sample's rule (curation.selectors.audit.findings_hidden), from what
+    the task page already loaded when it did."""
+    decided = None
+    if reviews is not None:
         decided = any(r.reviewer_id == user.pk and not r.is_adjudication for r in reviews)
-    if decided:
-        return False
-    if holds_lease is None:
-        holds_lease = ReviewAssignment.objects.filter(
-            task=task, reviewer=user, status=ReviewAssignment.Status.ACTIVE
-        ).exists()
-    return holds_lease or not is_curator(user)
+    return blind_findings_hidden(task=task, user=user, decided=decided, holds_lease=holds_lease)
 
 
 def can_edit(*, task: Task, user) -> bool:

@@ -257,8 +257,12 @@ def task_jobs(request, task_id):
     task = _task(request, task_id)
     jobs = selectors.task_jobs(task)
     running = any(not j.is_finished for j in jobs)
+    hidden = selectors.findings_hidden(task=task, user=request.user)
     response = _partial(
-        request, "review/task.html", "jobs", {"task": task, "jobs": jobs, "polling": running}
+        request,
+        "review/task.html",
+        "jobs",
+        {"task": task, "jobs": jobs, "polling": running, "findings_hidden": hidden},
     )
     if request.GET.get("watching") and not running:
         response.status_code = 286

@@ -38,7 +38,7 @@ from curation.api.errors import PayloadTooLarge
 from curation.api.router import router
 from curation.ingest import FORMATS
 from curation.models import Evaluation, SpecResult, Trajectory, TrajectoryStep
-from curation.selectors.audit import audit_calibration, task_audit_runs
+from curation.selectors.audit import audit_calibration, findings_hidden, task_audit_runs
 from curation.selectors.evaluations import pass_rates_by_kind, resolution_by_model, spec_matrix
 from curation.services.audit import task_audit_enqueue
 from curation.services.evaluation import trajectory_evaluation_enqueue
@@ -444,7 +444,12 @@ class AuditRunViewSet(_ReadOnlyReport):
     )
     def list(self, request):
         task = _task_param(request)
-        return Response({"task": task.pk, "audits": task_audit_runs(task=task)})
+        runs = task_audit_runs(task=task)
+        if findings_hidden(task=task, user=request.user):
+            # The blind review sample: not even how many findings, until the reviewer decides.
+            for run in runs:
+                run.update(message="", findings=None, unsafe=[], llm=None)
+        return Response({"task": task.pk, "audits": runs})
 
     @extend_schema(
         request=None,

@@ -107,10 +107,36 @@ def current_findings(*, task: Task) -> list[Finding]:
     )
 
 
+def findings_hidden(
+    *, task: Task, user, decided: bool | None = None, holds_lease: bool | None = None
+) -> bool:
+    """The blind review sample: the review agent's findings stay hidden from whoever has not
+    decided this task yet, so their decision measures the agent instead of following it. A
+    curator who does not hold the task (curating, adjudicating) sees them. `decided` and
+    `holds_lease` may be given by a caller that already knows them (no query then)."""
+    if not task.dataset.blind_for(task.instance_id):
+        return False
+    if decided is None:
+        decided = (
+            apps.get_model("review", "Review")
+            .objects.filter(task=task, reviewer=user, is_adjudication=False)
+            .exists()
+        )
+    if decided:
+        return False
+    if holds_lease is None:
+        holds_lease = (
+            apps.get_model("review", "ReviewAssignment")
+            .objects.filter(task=task, reviewer=user, status="active")
+            .exists()
+        )
+    return holds_lease or not access.is_curator(user)
+
+
 def blind_task_ids(*, user) -> list[int]:
     """Tasks whose findings `user` may not read yet: in their dataset's blind review sample
-    and not yet decided by them (curators curate: they see everything). The panel's rule
-    (review/selectors.findings_hidden) for lists, such as the API's findings."""
+    and not yet decided by them (curators curate: they see everything). `findings_hidden`
+    for lists, such as the API's findings."""
     if access.is_curator(user):
         return []
     review_model = apps.get_model("review", "Review")

@@ -135,7 +135,8 @@ def task_audit_enqueue(
     )
     if waiting is not None:
         return waiting
-    if only_if_changed and audit_is_current(task=task):
+    # Read afresh: the caller's copy may predate an edit made while it worked.
+    if only_if_changed and audit_is_current(task=Task.objects.get(pk=task.pk)):
         return None
     return job_enqueue(
         kind=AUDIT_KIND,

@@ -3,6 +3,7 @@ from a reviewer until they decide (panel, trajectory page, queue count, API), an
 record whether they were blind."""
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 
 from curation.models import Dataset, in_blind_sample
@@ -10,6 +11,7 @@ from review import services
 from review.models import Review
 from tests.factories import DatasetFactory, UserFactory
 from tests.review.scenario import rich_task
+from workers.models import Job
 
 pytestmark = pytest.mark.django_db
 
@@ -67,6 +69,20 @@ def test_the_panel_stays_hidden_until_the_reviewer_decides_and_the_review_says_b
     assert b"data-findings-hidden" in panel.content and FINDING_TEXT not in panel.content
     # The panel reloads itself once the decision is in.
     assert b"task-decided from:body" in panel.content
+    # An audit's job message counts findings: hidden too, on the page and when polled.
+    Job.objects.create(
+        kind="audit_task",
+        status="succeeded",
+        target_type=ContentType.objects.get_for_model(blind),
+        target_id=str(blind.pk),
+        message="3 heuristic findings",
+    )
+    jobs = client.get(reverse("review-task-jobs", args=[blind.pk]), **HTMX)
+    assert b"3 heuristic findings" not in jobs.content
+    assert b"stays hidden until you decide" in jobs.content
+    assert (
+        b"3 heuristic findings" not in client.get(reverse("review-task", args=[blind.pk])).content
+    )
     trajectory = blind.trajectories.first()
     detail = client.get(reverse("review-trajectory", args=[trajectory.pk]))
     assert b"data-findings-hidden" in detail.content
@@ -125,8 +141,19 @@ def test_the_findings_api_hides_a_blind_task_from_a_reviewer_until_they_decide(
     client, alice, bob, blind
 ):
     url = f"/api/v1/findings?task={blind.pk}"
+    runs = f"/api/v1/audits?task={blind.pk}"
+    Job.objects.create(
+        kind="audit_task",
+        status="succeeded",
+        target_type=ContentType.objects.get_for_model(blind),
+        target_id=str(blind.pk),
+        message="2 heuristic findings",
+        result={"findings": {"heuristic": 2, "llm": 0, "unsafe": []}},
+    )
     client.force_login(alice)
     assert client.get(url).json()["results"] == []
+    (run,) = client.get(runs).json()["audits"]
+    assert (run["message"], run["findings"]) == ("", None)
     services.review_claim(task=blind, user=alice)
     services.review_submit(
         task=blind,
@@ -135,6 +162,7 @@ def test_the_findings_api_hides_a_blind_task_from_a_reviewer_until_they_decide(
         expected_revision=1,
     )
     assert len(client.get(url).json()["results"]) == 2
+    assert client.get(runs).json()["audits"][0]["findings"]["heuristic"] == 2
     client.force_login(bob)  # a curator curates: everything, always
     assert len(client.get(url).json()["results"]) == 2
 
