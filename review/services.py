@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from curation.access import is_curator, require_reviewer, visible_tasks
 from curation.models import Specification, Task, TestCase
+from curation.selectors.audit import findings_hidden
 from curation.services.webhooks import webhook_task_approved
 from review.models import Adjudication, Comment, Review, ReviewAssignment
 
@@ -330,12 +331,8 @@ def review_submit(
         if rubric.decision == Review.Decision.APPROVE and not task.is_validated:
             raise NotValidated("Approve waits until the latest revision has validated.")
         now = timezone.now()
-        # The findings panel was hidden from this reviewer (review/selectors.findings_hidden:
-        # in the blind sample, holding the lease, no earlier decision on the task).
-        blind = (
-            task.dataset.blind_for(task.instance_id)
-            and not task.reviews.filter(reviewer=user, is_adjudication=False).exists()
-        )
+        # Whether the findings panel was hidden from this reviewer, who holds the lease.
+        blind = findings_hidden(task=task, user=user, holds_lease=True)
         if not ReviewAssignment.objects.filter(
             pk=assignment.pk, status=ReviewAssignment.Status.ACTIVE
         ).update(status=ReviewAssignment.Status.COMPLETED, completed_at=now):
