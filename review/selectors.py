@@ -32,7 +32,7 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
-from curation.selectors.audit import audit_calibration, current_findings
+from curation.selectors.audit import audit_calibration, blind_task_ids, current_findings
 from curation.selectors.audit import findings_hidden as blind_findings_hidden
 from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
@@ -161,6 +161,9 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     if filters.findings:
         has = Exists(Finding.objects.filter(task=OuterRef("pk"), dismissed=False, superseded=False))
         tasks = tasks.filter(has if filters.findings == "yes" else ~has)
+        if not is_curator(user):
+            # Nor may the filter tell a reviewer whether a blind task has findings.
+            tasks = tasks.exclude(pk__in=blind_task_ids(user=user))
     if filters.q:
         term = filters.q
         if term.isdigit():

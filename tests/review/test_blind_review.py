@@ -130,6 +130,10 @@ def test_the_queue_hides_how_many_findings_a_blind_task_has(client, alice, bob, 
     client.force_login(alice)
     page = client.get(reverse("review-queue"))
     assert b"blind review sample: hidden until you decide" in page.content
+    # The "has findings" filter says nothing either way about a blind task.
+    for answer in ("yes", "no"):
+        listed = client.get(reverse("review-queue"), {"findings": answer})
+        assert blind.instance_id.encode() not in listed.content
     client.force_login(bob)
     assert (
         b"blind review sample: hidden until you decide"
