@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 
 from curation.models import (
     ApiToken,
+    Audit,
     Dataset,
     Evaluation,
     Finding,
@@ -77,7 +78,14 @@ class RepositoryAdmin(admin.ModelAdmin):
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ("name", "reviews_required", "consensus", "validation_reruns", "created_at")
+    list_display = (
+        "name",
+        "reviews_required",
+        "consensus",
+        "validation_reruns",
+        "blind_review_share",
+        "created_at",
+    )
     list_filter = ("consensus",)
     search_fields = ("name", "description")
     filter_horizontal = ("members",)
@@ -337,11 +345,36 @@ class SpecResultAdmin(admin.ModelAdmin):
 
 @admin.register(Finding)
 class FindingAdmin(admin.ModelAdmin):
-    list_display = ("task", "kind", "severity", "source", "trajectory", "dismissed", "created_at")
-    list_filter = ("kind", "severity", "source", "dismissed")
+    list_display = (
+        "task",
+        "kind",
+        "severity",
+        "source",
+        "task_revision",
+        "trajectory",
+        "dismissed",
+        "superseded",
+        "created_at",
+    )
+    list_filter = ("kind", "severity", "source", "dismissed", "superseded")
     search_fields = ("task__instance_id", "message")
     list_select_related = ("task", "trajectory")
-    raw_id_fields = ("task", "trajectory", "job")
+    raw_id_fields = ("task", "trajectory", "job", "audit")
+
+
+@admin.register(Audit)
+class AuditAdmin(admin.ModelAdmin):
+    """Audits are history: what the review agent said about one revision, and when."""
+
+    list_display = ("task", "task_revision", "trajectory_count", "llm_status", "created_at")
+    list_filter = ("llm_status",)
+    search_fields = ("task__instance_id",)
+    list_select_related = ("task",)
+    raw_id_fields = ("task", "job")
+    readonly_fields = [f.name for f in Audit._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
 
 
 class ReleaseTaskInline(admin.TabularInline):

@@ -3,6 +3,8 @@ trajectories and evaluations, review-agent findings, datasets and immutable rele
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models
@@ -54,6 +56,13 @@ class Dataset(models.Model):
         max_length=16, choices=Consensus.choices, default=Consensus.UNANIMOUS
     )
     validation_reruns = models.PositiveSmallIntegerField(default=3)
+    # The share of tasks (percent) whose reviewers decide without seeing the review agent's
+    # findings: their decisions measure the agent against humans it did not anchor.
+    blind_review_share = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Percent of tasks reviewed blind: findings stay hidden until the reviewer "
+        "decides. The sample is a hash of the dataset and the instance id (reproducible).",
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         blank=True,
@@ -73,10 +82,28 @@ class Dataset(models.Model):
             models.CheckConstraint(
                 condition=Q(validation_reruns__gte=1), name="dataset_reruns_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(blind_review_share__lte=100), name="dataset_blind_share_percent"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    def blind_for(self, instance_id: str) -> bool:
+        """Whether the task is in the blind review sample (see `in_blind_sample`)."""
+        return in_blind_sample(
+            dataset=self.name, share=self.blind_review_share, instance_id=instance_id
+        )
+
+
+def in_blind_sample(*, dataset: str, share: int, instance_id: str) -> bool:
+    """The same answer on every machine and every run: a hash of the dataset's name and the
+    task's instance id, in one of 100 buckets, below the share (percent)."""
+    if not share:
+        return False
+    digest = hashlib.sha256(f"{dataset}\n{instance_id}".encode()).hexdigest()
+    return int(digest[:8], 16) % 100 < share
 
 
 class TaskStatus(models.TextChoices):
@@ -437,6 +464,54 @@ class SpecResult(models.Model):
         return f"{self.spec_id}: {'satisfied' if self.satisfied else 'not satisfied'}"
 
 
+class Audit(models.Model):
+    """One run of the review agent over one revision of a task and the trajectories it had.
+
+    Its findings are a set: a later audit adds a new set and marks the earlier one superseded,
+    so what the agent said about each revision, and when, is kept for calibration.
+    """
+
+    class LLMStatus(models.TextChoices):
+        NOT_RUN = ""
+        OK = "ok"
+        FAILED = "failed"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="audits")
+    task_revision = models.PositiveIntegerField()
+    trajectory_count = models.PositiveIntegerField(default=0)
+    trajectory_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="sha256 of the trajectories and their "
+        "evaluations the audit saw; empty for audits recorded before digests existed.",
+    )
+    inputs_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="sha256 of everything the audit read: "
+        "an audit with the same digest as the last one has nothing new to say.",
+    )
+    llm_status = models.CharField(
+        max_length=8, choices=LLMStatus.choices, blank=True, default=LLMStatus.NOT_RUN
+    )
+    llm_model = models.CharField(max_length=200, blank=True, default="")
+    job = models.ForeignKey(
+        "workers.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "created_at", "id"]
+        indexes = [
+            models.Index(fields=["task", "task_revision", "created_at"], name="audit_task_revision")
+        ]
+
+    def __str__(self) -> str:
+        return f"audit {self.pk} of {self.task_id} r{self.task_revision}"
+
+
 class Finding(models.Model):
     class Kind(models.TextChoices):
         WEAK_TEST = "weak_test"
@@ -471,6 +546,14 @@ class Finding(models.Model):
         "workers.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     dismissed = models.BooleanField(default=False)
+    # The revision the finding was made on, and the audit (set) it belongs to; validation
+    # findings have a revision and no audit. A superseded finding is history: a later audit or
+    # validation replaced it, and only calibration still reads it.
+    task_revision = models.PositiveIntegerField(null=True, blank=True)
+    audit = models.ForeignKey(
+        Audit, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    )
+    superseded = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

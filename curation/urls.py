@@ -9,4 +9,5 @@ urlpatterns = [
     path("releases/", views.releases, name="releases"),
     path("releases/cut", views.release_cut_view, name="release-cut"),
     path("releases/<int:release_id>/", views.release_detail, name="release-detail"),
+    path("calibration/", views.calibration, name="calibration"),
 ]

@@ -1,4 +1,5 @@
-"""HTML pages of the curation domain: API tokens, and releases with their datasheets.
+"""HTML pages of the curation domain: API tokens, releases with their datasheets, and the review
+agent's calibration against human decisions.
 
 Plain functions; every view checks the role first, and objects come through access helpers
 (an object you may not see is a 404, never a hint that it exists).
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from curation import access
 from curation.forms import ReleaseCutForm, TokenForm
 from curation.models import ApiToken, Release
+from curation.selectors.audit import audit_calibration
 from curation.selectors.releases import get_release_for_user, releases_listed
 from curation.services.releases import ReleaseInputError, release_cut
 from curation.services.tokens import TokenInputError, api_token_create, api_token_revoke
@@ -145,3 +147,23 @@ def release_detail(request, release_id: int):
             response["HX-Refresh"] = "true"
         return response
     return render(request, "curation/release_detail.html", context)
+
+
+@require_GET
+@login_required
+def calibration(request):
+    """Whether the review agent beats trivial baselines on a dataset (curators)."""
+    access.require_curator(request.user)
+    datasets = access.visible_datasets(request.user).order_by("name")
+    name = request.GET.get("dataset", "").strip()
+    dataset = access.get_dataset_for_user(request.user, name) if name else datasets.first()
+    return render(
+        request,
+        "curation/calibration.html",
+        {
+            "nav": "calibration",
+            "dataset": dataset,
+            "datasets": list(datasets.values_list("name", flat=True)),
+            "report": audit_calibration(dataset=dataset) if dataset else None,
+        },
+    )

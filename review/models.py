@@ -69,6 +69,9 @@ class Review(models.Model):
     difficulty = models.CharField(max_length=8, choices=Task.Difficulty.choices)
     comment = models.TextField(blank=True, default="")
     is_adjudication = models.BooleanField(default=False)
+    # Decided without seeing the review agent's findings (the dataset's blind review sample):
+    # calibration reports these apart from decisions the findings may have anchored.
+    blind = models.BooleanField(default=False)
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -32,6 +32,8 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
+from curation.selectors.audit import audit_calibration, blind_task_ids, current_findings
+from curation.selectors.audit import findings_hidden as blind_findings_hidden
 from curation.selectors.evaluations import pass_rates_by_kind
 from review import rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
@@ -157,8 +159,11 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     if filters.difficulty:
         tasks = tasks.filter(difficulty="" if filters.difficulty == "none" else filters.difficulty)
     if filters.findings:
-        has = Exists(Finding.objects.filter(task=OuterRef("pk"), dismissed=False))
+        has = Exists(Finding.objects.filter(task=OuterRef("pk"), dismissed=False, superseded=False))
         tasks = tasks.filter(has if filters.findings == "yes" else ~has)
+        if not is_curator(user):
+            # Nor may the filter tell a reviewer whether a blind task has findings.
+            tasks = tasks.exclude(pk__in=blind_task_ids(user=user))
     if filters.q:
         term = filters.q
         if term.isdigit():
@@ -181,7 +186,7 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     tasks = tasks.order_by(*order).annotate(
         spec_count=_counted(Specification, task=OuterRef("pk")),
         test_count=_counted(TestCase, task=OuterRef("pk")),
-        finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False),
+        finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False, superseded=False),
         review_count=_counted(Review, task=OuterRef("pk"), task_revision=OuterRef("revision")),
     )
     rows = list(tasks[: limit + 1])
@@ -190,6 +195,9 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
         rows = rows[:limit]
         last = rows[-1]
         next_cursor = _encode_cursor(getattr(last, column), last.pk)
+    if not is_curator(user):
+        for row in rows:  # the blind review sample: not even how many findings there are
+            row.findings_hidden = row.dataset.blind_for(row.instance_id)
     return QueuePage(rows=rows, next_cursor=next_cursor, filters=filters)
 
 
@@ -297,6 +305,7 @@ class Workspace:
     can_decide: bool = False
     can_adjudicate: bool = False
     reviews_current: int = 0
+    findings_hidden: bool = False
 
     @property
     def approve_enabled(self) -> bool:
@@ -410,10 +419,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         }
     models = sorted({m for m, _ in matrix} | {t.model_name for t in trajectories})
 
-    findings = sorted(
-        Finding.objects.filter(task=task, dismissed=False).select_related("trajectory"),
-        key=lambda f: (["high", "medium", "low", "info"].index(f.severity), f.pk),
-    )
+    findings = current_findings(task=task)
     reviews = list(task.reviews.select_related("reviewer").order_by("-created_at"))
     comments = list(task.comments.select_related("author").order_by("created_at"))
     by_test = {t.pk: t for t in tests}
@@ -472,7 +478,21 @@ def task_workspace(*, task: Task, user) -> Workspace:
     workspace.can_edit = editable and (curator or lease.assignment is not None)
     workspace.can_decide = lease.assignment is not None
     workspace.can_adjudicate = curator and adjudication is not None
+    workspace.findings_hidden = findings_hidden(
+        task=task, user=user, reviews=reviews, holds_lease=lease.assignment is not None
+    )
     return workspace
+
+
+def findings_hidden(
+    *, task: Task, user, reviews: list[Review] | None = None, holds_lease: bool | None = None
+) -> bool:
+    """The blind review sample's rule (curation.selectors.audit.findings_hidden), from what
+    the task page already loaded when it did."""
+    decided = None
+    if reviews is not None:
+        decided = any(r.reviewer_id == user.pk and not r.is_adjudication for r in reviews)
+    return blind_findings_hidden(task=task, user=user, decided=decided, holds_lease=holds_lease)
 
 
 def can_edit(*, task: Task, user) -> bool:
@@ -608,7 +628,7 @@ def trajectory_detail(*, trajectory: Trajectory) -> dict[str, Any]:
         "evaluation": evaluation,
         "spec_results": spec_results,
         "final_diff": rendering.parse_diff(trajectory.final_patch),
-        "findings": list(trajectory.findings.filter(dismissed=False)),
+        "findings": list(trajectory.findings.filter(dismissed=False, superseded=False)),
     }
 
 
@@ -758,3 +778,16 @@ def adjudication_queue(*, user) -> list[Adjudication]:
         .select_related("task", "task__dataset")
         .order_by("opened_at")[:200]
     )
+
+
+# Datasets on the dashboard's calibration card when none is chosen; the page has them all.
+CALIBRATION_CARD_DATASETS = 6
+
+
+def calibration_card(*, user, dataset=None) -> list[dict[str, Any]] | None:
+    """The review agent's calibration per dataset for the dashboard (curators, like the page);
+    None for everyone else. The same computation as the page, the API and the datasheets."""
+    if not is_curator(user):
+        return None
+    datasets = [dataset] if dataset else list(visible_datasets(user).order_by("name"))
+    return [audit_calibration(dataset=d) for d in datasets[:CALIBRATION_CARD_DATASETS]]

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from curation.access import is_curator, require_reviewer, visible_tasks
 from curation.models import Specification, Task, TestCase
+from curation.selectors.audit import findings_hidden
 from curation.services.webhooks import webhook_task_approved
 from review.models import Adjudication, Comment, Review, ReviewAssignment
 
@@ -330,6 +331,8 @@ def review_submit(
         if rubric.decision == Review.Decision.APPROVE and not task.is_validated:
             raise NotValidated("Approve waits until the latest revision has validated.")
         now = timezone.now()
+        # Whether the findings panel was hidden from this reviewer, who holds the lease.
+        blind = findings_hidden(task=task, user=user, holds_lease=True)
         if not ReviewAssignment.objects.filter(
             pk=assignment.pk, status=ReviewAssignment.Status.ACTIVE
         ).update(status=ReviewAssignment.Status.COMPLETED, completed_at=now):
@@ -340,6 +343,7 @@ def review_submit(
             rubric,
             assignment=assignment,
             seconds_spent=(now - assignment.claimed_at).total_seconds(),
+            blind=blind,
         )
         decisions = {
             r.reviewer.get_username(): r.decision

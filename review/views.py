@@ -117,6 +117,7 @@ def dashboard(request):
             if is_curator(user)
             else None
         ),
+        "calibration": selectors.calibration_card(user=user, dataset=dataset),
     }
     return render(request, "review/dashboard.html", context)
 
@@ -256,8 +257,12 @@ def task_jobs(request, task_id):
     task = _task(request, task_id)
     jobs = selectors.task_jobs(task)
     running = any(not j.is_finished for j in jobs)
+    hidden = selectors.findings_hidden(task=task, user=request.user)
     response = _partial(
-        request, "review/task.html", "jobs", {"task": task, "jobs": jobs, "polling": running}
+        request,
+        "review/task.html",
+        "jobs",
+        {"task": task, "jobs": jobs, "polling": running, "findings_hidden": hidden},
     )
     if request.GET.get("watching") and not running:
         response.status_code = 286
@@ -701,6 +706,7 @@ def trajectory_detail(request, trajectory_id):
     if request.htmx and after >= 0:
         return _partial(request, "review/trajectory.html", "steps", context)
     context.update(selectors.trajectory_detail(trajectory=trajectory))
+    context["findings_hidden"] = selectors.findings_hidden(task=trajectory.task, user=request.user)
     return render(request, "review/trajectory.html", context)
 
 

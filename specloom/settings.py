@@ -188,6 +188,13 @@ LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")
 LLM_API_KEY = env_str("SPECLOOM_LLM_API_KEY", "")
 LLM_TIMEOUT_SECONDS = env_int("SPECLOOM_LLM_TIMEOUT_SECONDS", 120, minimum=1)
 
+# Calibration of the review agent against human decisions (workers/audit/calibration.py): below
+# this many decisions a row's verdict is "not enough decisions"; intervals are a seeded
+# bootstrap of this many resamples, so the same decisions always give the same figures.
+CALIBRATION_MIN_DECISIONS = env_int("SPECLOOM_CALIBRATION_MIN_DECISIONS", 30, minimum=1)
+CALIBRATION_RESAMPLES = env_int("SPECLOOM_CALIBRATION_RESAMPLES", 2000, minimum=100)
+CALIBRATION_SEED = env_int("SPECLOOM_CALIBRATION_SEED", 19, minimum=0)
+
 # --- Jobs and Celery -------------------------------------------------------------------------
 JOB_LEASE_SECONDS = env_int("SPECLOOM_JOB_LEASE_SECONDS", 60, minimum=2)
 JOB_MAX_ATTEMPTS = env_int("SPECLOOM_JOB_MAX_ATTEMPTS", 3, minimum=1)

@@ -72,3 +72,14 @@ def _long_job_leases(settings):
     # Tests run handlers inside a transaction the heartbeat thread cannot see; a lease longer
     # than any test keeps that thread from declaring the job lost.
     settings.JOB_LEASE_SECONDS = 3600
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # The cache outlives a test's transaction, and ids repeat between tests: a figure cached by
+    # one test (the dashboard's pass rates) must not answer for another.
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

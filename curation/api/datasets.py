@@ -28,6 +28,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             "reviews_required",
             "consensus",
             "validation_reruns",
+            "blind_review_share",
             "webhook_configured",
             "created_at",
         ]

@@ -9,6 +9,7 @@ from curation import access
 from curation.api.filters import EvaluationFilter, FindingFilter
 from curation.api.router import router
 from curation.models import Evaluation, Finding, SpecResult
+from curation.selectors.audit import blind_task_ids
 
 PATCH_ERROR_CHARS = 4000
 
@@ -87,24 +88,35 @@ class FindingSerializer(serializers.ModelSerializer):
             "evidence",
             "source",
             "dismissed",
+            "task_revision",
+            "audit",
+            "superseded",
             "created_at",
         ]
         read_only_fields = fields
 
 
 class FindingViewSet(viewsets.ReadOnlyModelViewSet):
-    """What the review agent (and validation) found on the tasks you can see."""
+    """What the review agent (and validation) found on the tasks you can see: the current
+    findings (each source's latest set), or with `superseded=true` the sets that later audits
+    replaced (`task_revision` and `audit` say which revision and audit each belongs to).
+    Findings of a task in its dataset's blind review sample stay hidden from a reviewer until
+    they have decided it."""
 
     serializer_class = FindingSerializer
     filterset_class = FindingFilter
 
     def get_queryset(self):
-        visible = access.visible_tasks(self.request.user)
-        return (
-            Finding.objects.filter(task__in=visible.values("pk"))
-            .select_related("task")
-            .order_by("id")
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no user
+            return Finding.objects.none()
+        user = self.request.user
+        visible = access.visible_tasks(user)
+        findings = Finding.objects.filter(task__in=visible.values("pk")).exclude(
+            task_id__in=blind_task_ids(user=user)
         )
+        if "superseded" not in self.request.query_params:
+            findings = findings.filter(superseded=False)
+        return findings.select_related("task").order_by("id")
 
 
 router.register("evaluations", EvaluationViewSet, basename="evaluation")

@@ -156,10 +156,20 @@ class FindingFilter(django_filters.FilterSet):
     severity = django_filters.MultipleChoiceFilter(choices=Finding.Severity.choices)
     trajectory = IntegerFilter(field_name="trajectory_id")
     dismissed = BooleanFilter()
+    superseded = BooleanFilter(help_text="Earlier sets replaced by a later audit (default: false).")
 
     class Meta:
         model = Finding
-        fields = ["task", "dataset", "kind", "severity", "source", "dismissed", "trajectory"]
+        fields = [
+            "task",
+            "dataset",
+            "kind",
+            "severity",
+            "source",
+            "dismissed",
+            "superseded",
+            "trajectory",
+        ]
 
 
 class ReleaseFilter(django_filters.FilterSet):

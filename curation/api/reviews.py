@@ -50,6 +50,7 @@ class ReviewSerializer(serializers.ModelSerializer):
             "difficulty",
             "comment",
             "is_adjudication",
+            "blind",
             "seconds_spent",
             "created_at",
         ]

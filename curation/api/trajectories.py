@@ -33,11 +33,12 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from curation import access
+from curation.api.calibration import CalibrationListSerializer
 from curation.api.errors import PayloadTooLarge
 from curation.api.router import router
 from curation.ingest import FORMATS
 from curation.models import Evaluation, SpecResult, Trajectory, TrajectoryStep
-from curation.selectors.audit import audit_calibration, task_audit_runs
+from curation.selectors.audit import audit_calibration, findings_hidden, task_audit_runs
 from curation.selectors.evaluations import pass_rates_by_kind, resolution_by_model, spec_matrix
 from curation.services.audit import task_audit_enqueue
 from curation.services.evaluation import trajectory_evaluation_enqueue
@@ -412,9 +413,18 @@ class PassRatesViewSet(_ReadOnlyReport):
 
 
 class AuditCalibrationViewSet(_ReadOnlyReport):
-    """How well the review agent's verdicts predict human decisions, per dataset."""
+    """How well the review agent's verdicts predict human decisions, per dataset: for blind
+    decisions (the reviewer did not see the findings), informed ones (the findings may have
+    anchored them) and all, each row (the review agent, its heuristic and its LLM part) with
+    its subset size and prevalence, three baselines (always approve, always flag, random at
+    the row's own rate), 95% seeded bootstrap intervals for accuracy, kappa and the difference
+    from each baseline, and a verdict: `beats_every_baseline`, `ties`, `loses` or
+    `not_enough_decisions`. The calibration page, the dashboard and release datasheets show
+    the same computation. `method` says how each figure is made."""
 
-    @extend_schema(parameters=[OpenApiParameter("dataset", str)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[OpenApiParameter("dataset", str)], responses=CalibrationListSerializer
+    )
     def list(self, request):
         dataset = _dataset_param(request)
         datasets = [dataset] if dataset else list(access.visible_datasets(request.user))
@@ -434,7 +444,12 @@ class AuditRunViewSet(_ReadOnlyReport):
     )
     def list(self, request):
         task = _task_param(request)
-        return Response({"task": task.pk, "audits": task_audit_runs(task=task)})
+        runs = task_audit_runs(task=task)
+        if findings_hidden(task=task, user=request.user):
+            # The blind review sample: not even how many findings, until the reviewer decides.
+            for run in runs:
+                run.update(message="", findings=None, unsafe=[], llm=None)
+        return Response({"task": task.pk, "audits": runs})
 
     @extend_schema(
         request=None,

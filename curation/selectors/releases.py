@@ -17,6 +17,7 @@ from django.db.models import Count, Q, QuerySet
 from curation import access
 from curation.exports.records import ExportCounts, ExportOptions
 from curation.models import Dataset, Evaluation, Finding, Release, Task, Trajectory
+from curation.selectors.audit import audit_calibration
 from curation.selectors.evaluations import pass_rates_by_kind
 
 COMMENT_EXCERPTS = 20
@@ -118,7 +119,7 @@ def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
         | Q(reviews__decision__in=["reject", "request_changes"])
     )
     findings = (
-        Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False)
+        Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False, superseded=False)
         .values("kind")
         .annotate(n=Count("id"))
         .order_by("kind")
@@ -272,6 +273,9 @@ def release_datasheet(
         **stats.as_dict(),
         "review": review_outcomes(dataset=dataset),
         "agreement": reviewer_agreement(dataset=dataset),
+        # The review agent against the dataset's human decisions when the release was cut:
+        # the same computation as the calibration page, the dashboard and the API.
+        "calibration": audit_calibration(dataset=dataset),
         "models": model_pass_rates(release=release),
         "trajectories": {
             "total": trajectories["total"],

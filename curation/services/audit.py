@@ -1,21 +1,28 @@
 """The review agent's audit of a task: heuristic findings, LLM findings, unsafe trajectories.
 
-The audit runs after each evaluation (coalesced: one queued audit per task at most) over all of
-the task's trajectories. Its findings replace the previous audit's, in one transaction; a
-finding a human dismissed stays dismissed when the next audit finds it again. The LLM auditor
-runs when an endpoint is configured (SPECLOOM_LLM_BASE_URL and SPECLOOM_LLM_MODEL); when it
-fails, the failure is recorded in the job's result and its previous findings are kept.
+An audit runs over one revision of the task and all of its trajectories. It is queued after an
+evaluation (and after a revalidation of an audited task) only when something it reads changed
+since the last audit — the revision, the validation, the trajectories or their evaluations —
+and is coalesced: one queued audit per task at most. Each audit is an `Audit` row with its own
+set of findings, pinned to the revision: the new set supersedes the previous one (kept as
+history for calibration, never deleted), and a finding a human dismissed stays dismissed when
+the next audit finds it again. The LLM auditor runs when an endpoint is configured
+(SPECLOOM_LLM_BASE_URL and SPECLOOM_LLM_MODEL); when it fails, the failure is recorded and the
+previous LLM set stays current.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from curation.models import Finding, Task, TestCase, Trajectory, TrajectoryStep
+from curation.models import Audit, Evaluation, Finding, Task, TestCase, Trajectory, TrajectoryStep
 from curation.selectors.evaluations import evaluated_role
 from workers import gitstore
 from workers.audit import heuristic
@@ -54,8 +61,73 @@ def llm_config() -> LLMConfig | None:
     )
 
 
-def task_audit_enqueue(*, task: Task, user=None, llm: bool | None = None) -> Job:
-    """Queue an audit of the task, unless one is already waiting (it will see everything)."""
+@dataclass(frozen=True)
+class AuditInputs:
+    """What an audit of the task would read, as digests: equal digests, nothing new to say."""
+
+    revision: int
+    trajectory_count: int
+    trajectory_digest: str
+    digest: str
+
+
+def _sha256(value: Any) -> str:
+    return hashlib.sha256(
+        json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode()
+    ).hexdigest()
+
+
+def audit_inputs(*, task: Task) -> AuditInputs:
+    """The task's revision, its validation, and its trajectories with their evaluations' content
+    (not their timestamps: re-running an evaluation to the same outcome changes nothing)."""
+    evaluations = {
+        row["trajectory_id"]: row
+        for row in Evaluation.objects.filter(trajectory__task=task).values(
+            "trajectory_id",
+            "task_revision",
+            "patch_applied",
+            "patch_error",
+            "resolved",
+            "test_outcomes",
+            "touched_test_files",
+            "flaky_tests",
+        )
+    }
+    trajectories = [
+        [pk, sha, evaluations.get(pk)]
+        for pk, sha in task.trajectories.order_by("id").values_list("pk", "content_sha256")
+    ]
+    trajectory_digest = _sha256(trajectories)
+    config = llm_config()
+    digest = _sha256(
+        {
+            "revision": task.revision,
+            "validated_revision": task.validated_revision,
+            "validation_job": (task.validation or {}).get("job"),
+            "trajectories": trajectory_digest,
+            "llm": config.model if config else "",
+        }
+    )
+    return AuditInputs(task.revision, len(trajectories), trajectory_digest, digest)
+
+
+def audit_is_current(*, task: Task) -> bool:
+    """The last audit read exactly what an audit now would (and its LLM part, if an LLM is
+    configured, succeeded): a new one would say the same."""
+    last = task.audits.order_by("-created_at", "-id").first()
+    if last is None or last.inputs_digest != audit_inputs(task=task).digest:
+        return False
+    return llm_config() is None or last.llm_status == Audit.LLMStatus.OK
+
+
+def task_audit_enqueue(
+    *, task: Task, user=None, llm: bool | None = None, only_if_changed: bool = False
+) -> Job | None:
+    """Queue an audit of the task, unless one is already waiting (it will see everything).
+
+    `only_if_changed` (what automatic triggers ask): None, and no job, when the last audit read
+    exactly what this one would. A curator's explicit request always runs.
+    """
     waiting = (
         Job.objects.filter(Job.target_filter(task), kind=AUDIT_KIND, status=Job.Status.QUEUED)
         .order_by("id")
@@ -63,6 +135,9 @@ def task_audit_enqueue(*, task: Task, user=None, llm: bool | None = None) -> Job
     )
     if waiting is not None:
         return waiting
+    # Read afresh: the caller's copy may predate an edit made while it worked.
+    if only_if_changed and audit_is_current(task=Task.objects.get(pk=task.pk)):
+        return None
     return job_enqueue(
         kind=AUDIT_KIND,
         target=task,
@@ -178,12 +253,14 @@ def _llm_drafts(audit: LLMAudit) -> list[FindingDraft]:
     return drafts
 
 
-def _replace_findings(
-    *, task: Task, drafts: list[FindingDraft], source_filter: dict, source: str, job: Job | None
+def _add_finding_set(
+    *, audit: Audit, drafts: list[FindingDraft], source_filter: dict, source: str
 ) -> list[Finding]:
-    previous = task.findings.filter(**source_filter)
+    """The audit's findings of one source; they supersede that source's current set."""
+    task = audit.task
+    previous = task.findings.filter(superseded=False, **source_filter)
     dismissed = {(finding.evidence or {}).get("key") for finding in previous.filter(dismissed=True)}
-    previous.delete()
+    previous.update(superseded=True)
     valid_trajectories = set(task.trajectories.values_list("pk", flat=True))
     rows = []
     for draft in drafts:
@@ -197,7 +274,9 @@ def _replace_findings(
                 message=draft.message,
                 evidence={**draft.evidence, "key": draft.key},
                 source=source,
-                job=job,
+                job=audit.job,
+                audit=audit,
+                task_revision=audit.task_revision,
                 dismissed=draft.key in dismissed,
             )
         )
@@ -206,26 +285,42 @@ def _replace_findings(
 
 @transaction.atomic
 def audit_record(
-    *, task: Task, result: AuditResult, llm: LLMAudit | None, job: Job | None
+    *,
+    task: Task,
+    result: AuditResult,
+    llm: LLMAudit | None,
+    job: Job | None,
+    inputs: AuditInputs | None = None,
 ) -> dict[str, Any]:
-    """Write the audit: heuristic findings replace the previous heuristic ones; LLM findings
-    replace the previous LLM ones only when the LLM audit succeeded; unsafe flags follow."""
+    """Write the audit as a new set pinned to the revision it read (`inputs`, taken before the
+    audit read the task): heuristic findings supersede the current heuristic set; LLM findings
+    supersede the current LLM set only when the LLM audit succeeded; unsafe flags follow."""
     Task.objects.select_for_update().filter(pk=task.pk).first()
-    heuristic_rows = _replace_findings(
+    inputs = inputs or audit_inputs(task=task)
+    llm_ok = llm is not None and llm.status == OK
+    audit = Audit.objects.create(
         task=task,
+        task_revision=inputs.revision,
+        trajectory_count=inputs.trajectory_count,
+        trajectory_digest=inputs.trajectory_digest,
+        inputs_digest=inputs.digest,
+        llm_status=llm.status if llm else Audit.LLMStatus.NOT_RUN,
+        llm_model=(llm.model if llm else "")[:200],
+        job=job,
+    )
+    heuristic_rows = _add_finding_set(
+        audit=audit,
         drafts=result.findings,
         source_filter={"source": HEURISTIC_SOURCE},
         source=HEURISTIC_SOURCE,
-        job=job,
     )
     llm_rows: list[Finding] = []
-    if llm is not None and llm.status == OK:
-        llm_rows = _replace_findings(
-            task=task,
+    if llm_ok:
+        llm_rows = _add_finding_set(
+            audit=audit,
             drafts=_llm_drafts(llm),
             source_filter={"source__startswith": LLM_SOURCE_PREFIX},
             source=f"{LLM_SOURCE_PREFIX}{llm.model}"[:200],
-            job=job,
         )
     unsafe = set(result.unsafe)
     unsafe.update(
@@ -237,7 +332,13 @@ def audit_record(
     )
     Trajectory.objects.filter(task=task, unsafe=True).exclude(pk__in=unsafe).update(unsafe=False)
     Trajectory.objects.filter(task=task, pk__in=unsafe).update(unsafe=True)
-    return {"heuristic": len(heuristic_rows), "llm": len(llm_rows), "unsafe": sorted(unsafe)}
+    return {
+        "heuristic": len(heuristic_rows),
+        "llm": len(llm_rows),
+        "unsafe": sorted(unsafe),
+        "audit": audit.pk,
+        "revision": audit.task_revision,
+    }
 
 
 def task_audit_now(
@@ -255,6 +356,7 @@ def task_audit_now(
     def read_base(path: str) -> str | None:
         return gitstore.read_file(repository.git_dir, task.base_commit, path)
 
+    inputs = audit_inputs(task=task)
     facts = task_facts(task)
     trajectories = trajectory_facts(task)
     result = heuristic.audit_task(facts, trajectories, read_base)
@@ -274,7 +376,7 @@ def task_audit_now(
         else:
             llm_audit = audit_with_llm(config, facts, trajectories, result.findings)
         log(f"LLM audit ({llm_audit.model}): {llm_audit.status} {llm_audit.error[:300]}")
-    counts = audit_record(task=task, result=result, llm=llm_audit, job=job)
+    counts = audit_record(task=task, result=result, llm=llm_audit, job=job, inputs=inputs)
     summary = {
         "message": (
             f"{counts['heuristic']} heuristic findings"
@@ -282,7 +384,9 @@ def task_audit_now(
             + (f", {len(counts['unsafe'])} unsafe trajectories" if counts["unsafe"] else "")
         ),
         "trajectories": len(trajectories),
-        "findings": counts,
+        "findings": {key: counts[key] for key in ("heuristic", "llm", "unsafe")},
+        "audit": counts["audit"],
+        "revision": counts["revision"],
         "unsafe": counts["unsafe"],
         "llm": llm_audit.as_dict() if llm_audit else None,
     }

@@ -2,7 +2,8 @@
 
 The job handler loads the trajectory and its task, hands plain values to the evaluation engine
 (`workers.evaluation`), and writes the outcome in one transaction that replaces the previous
-evaluation of that trajectory (idempotent). Each evaluation then queues an audit of the task.
+evaluation of that trajectory (idempotent). Each evaluation then queues an audit of the task,
+unless nothing an audit reads changed (an evaluation re-run to the same outcome).
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def trajectory_evaluation_run(*, job: Job, ctx) -> dict[str, Any]:
         progress=lambda percent, message: ctx.progress(min(percent, 99), message),
         log=ctx.log,
     )
-    task_audit_enqueue(task=trajectory.task)
+    task_audit_enqueue(task=trajectory.task, only_if_changed=True)
     passed = len(outcome.passed)
     message = (
         f"{evaluation.resolved}: {passed}/{len(outcome.tests)} tests passed"

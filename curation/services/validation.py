@@ -1,7 +1,9 @@
 """Validation of tasks in the sandbox, and recording what it proved.
 
 The job handler loads the task, hands plain values to the validation engine, and writes the
-outcome in one transaction that replaces the previous validation's results (idempotent).
+outcome in one transaction that replaces the previous validation's results (idempotent). Its
+findings are pinned to the revision validated; those of earlier revisions are kept, superseded.
+A task the review agent audited before is audited again when the validation changed its tests.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import re
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from curation import runtime
 from curation.models import Finding, SpecDependency, Task, TestCase
+from curation.services.audit import task_audit_enqueue
 from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, PatchPart, split_by_function
@@ -237,7 +241,9 @@ def task_validation_record(
         )
     }
 
-    task.findings.filter(source=VALIDATION_SOURCE).delete()
+    earlier = task.findings.filter(source=VALIDATION_SOURCE)
+    earlier.filter(Q(task_revision=revision) | Q(task_revision__isnull=True)).delete()
+    earlier.update(superseded=True)
     findings = []
     for verdict in outcome.tests.values():
         if verdict.role == "flaky":
@@ -277,6 +283,7 @@ def task_validation_record(
     for finding in findings:
         finding.source = VALIDATION_SOURCE
         finding.job = job
+        finding.task_revision = revision
     Finding.objects.bulk_create(findings)
 
     task.validation = {
@@ -312,4 +319,7 @@ def task_validation_record(
             "updated_at",
         ]
     )
+    if task.audits.exists():
+        # The findings on screen are those of the current revision: give it its own audit.
+        task_audit_enqueue(task=task, only_if_changed=True)
     return True

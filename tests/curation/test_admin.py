@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from curation.models import (
+    Audit,
     EnvironmentRecipe,
     Evaluation,
     Finding,
@@ -39,7 +40,8 @@ def one_of_everything(django_user_model):
     TrajectoryStep.objects.create(trajectory=trajectory, index=0, role="assistant", content="hi")
     evaluation = Evaluation.objects.create(trajectory=trajectory, task_revision=1, resolved="none")
     SpecResult.objects.create(evaluation=evaluation, spec=dependency.from_spec, satisfied=False)
-    Finding.objects.create(task=task, kind="weak_test", message="empty patch passes")
+    audit = Audit.objects.create(task=task, task_revision=1)
+    Finding.objects.create(task=task, kind="weak_test", message="empty patch passes", audit=audit)
     TaskRevision.objects.create(task=task, revision=1, changes={})
     Release.objects.create(dataset=task.dataset, version="v1")
     reviewer = UserFactory(username="rev", roles=["reviewer"])

@@ -3,6 +3,7 @@
 import pytest
 
 from curation.models import Evaluation, SpecResult, Task, Trajectory
+from tests.curation.release_helpers import review
 from tests.factories import DatasetFactory, SpecificationFactory, TaskFactory
 from workers.models import Job
 
@@ -116,13 +117,16 @@ def test_a_reviewer_cannot_see_another_datasets_matrix(client, alice):
 
 
 def test_calibration_and_audit_runs(client, alice, dataset):
-    # Four decided tasks: the auditor flags the two a human turned down and one they approved.
-    statuses = ["rejected", "changes_requested", "approved", "approved", "needs_review"]
-    tasks = [TaskFactory(dataset=dataset, status=status) for status in statuses]
+    # Four decisions: the auditor flags the two a human turned down and one they approved.
+    decisions = ["reject", "request_changes", "approve", "approve", None]
+    tasks = [TaskFactory(dataset=dataset) for _ in decisions]
     for task in tasks[:3] + tasks[4:]:
         SpecificationFactory(task=task, key="S1", kind="functional")  # untested: a high finding
     for task in tasks:
         _audit(task)
+    for task, decision in zip(tasks, decisions, strict=True):
+        if decision:  # made after the audit: the decision is compared with its findings
+            review(task, alice, decision)
     client.force_login(alice)
     body = client.get("/api/v1/audit-calibration?dataset=core").json()
     (report,) = body["datasets"]
@@ -130,14 +134,19 @@ def test_calibration_and_audit_runs(client, alice, dataset):
     agent = report["auditors"]["review_agent"]
     assert (agent["true_positive"], agent["false_positive"], agent["false_negative"]) == (2, 1, 0)
     assert agent["precision"] == round(2 / 3, 4) and agent["recall"] == 1.0
+    # p_o = 3/4; p_e = 3/4 * 2/4 + 1/4 * 2/4 = 1/2; kappa = (3/4 - 1/2) / (1/2)
     assert agent["kappa"] == 0.5
+    assert agent["verdict"] == "not_enough_decisions"  # 4 < 30
     assert report["baselines"]["always_approve"]["recall"] == 0
+    assert report["baselines"]["always_flag"]["recall"] == 1
     assert report["baselines"]["random"]["kappa"] == 0
     assert report["auditors"]["llm"]["n"] == 0  # no LLM audit ran
+    assert report["decisions"] == {"total": 4, "blind": 0, "informed": 4, "compared": 4}
 
     runs = client.get(f"/api/v1/audits?task={tasks[0].pk}").json()["audits"]
     assert runs[0]["status"] == "succeeded"
     assert runs[0]["findings"] == {"heuristic": 1, "llm": 0, "unsafe": []}
+    assert runs[0]["revision"] == 1
 
 
 def _audit(task: Task) -> None:

@@ -1,11 +1,13 @@
-"""The audit service: findings replaced per audit, the LLM auditor over real HTTP, failures
-recorded rather than raised, unsafe trajectories flagged (training exports leave them out)."""
+"""The audit service: each audit a new set of findings pinned to its revision (the previous set
+superseded, never deleted), no audit when nothing changed, the LLM auditor over real HTTP,
+failures recorded rather than raised, unsafe trajectories flagged (exports leave them out)."""
 
 import pytest
 
-from curation.models import Finding, Trajectory, TrajectoryStep
+from curation.models import Evaluation, Finding, Task, Trajectory, TrajectoryStep
 from curation.services.audit import AUDIT_KIND, task_audit_enqueue
-from tests.factories import SpecificationFactory, TaskFactory, TestCaseFactory
+from tests.curation.release_helpers import review
+from tests.factories import SpecificationFactory, TaskFactory, TestCaseFactory, TrajectoryFactory
 from tests.support.llm_server import Reply, ScriptedLLMServer
 from workers.models import Job
 from workers.services import job_execute
@@ -70,17 +72,25 @@ def test_an_unsafe_trajectory_is_flagged_for_exports_to_leave_out(task, trajecto
     _audit(task)
     trajectory.refresh_from_db()
     assert trajectory.unsafe is False
-    assert not task.findings.filter(kind=Finding.Kind.UNSAFE_ACTION).exists()
+    assert not task.findings.filter(kind=Finding.Kind.UNSAFE_ACTION, superseded=False).exists()
+    # The earlier set is history, not gone.
+    assert task.findings.get(kind=Finding.Kind.UNSAFE_ACTION).superseded
 
 
-def test_the_audit_replaces_its_own_findings_and_no_one_elses(task):
+def test_the_audit_supersedes_its_own_findings_and_no_one_elses(task):
     Finding.objects.create(task=task, kind="flaky", message="from validation", source="validation")
     orphan = TestCaseFactory(task=task, nodeid="tests/test_b.py::test_orphan")
-    _audit(task)
-    _audit(task)
-    kinds = sorted(task.findings.values_list("source", "kind"))
+    first = _audit(task)
+    second = _audit(task)
+    current = task.findings.filter(superseded=False)
+    kinds = sorted(current.values_list("source", "kind"))
     assert kinds == [("heuristic", "unlinked_test"), ("validation", "flaky")]
-    assert task.findings.get(kind="unlinked_test").evidence["test"] == orphan.nodeid
+    newest = current.get(kind="unlinked_test")
+    assert newest.evidence["test"] == orphan.nodeid
+    assert (newest.audit_id, newest.job) == (second.result["audit"], second)
+    # Two audits, two sets: the first one is kept, superseded.
+    older = task.findings.get(kind="unlinked_test", superseded=True)
+    assert older.audit_id == first.result["audit"] != newest.audit_id
 
 
 def test_the_llm_auditor_writes_structured_findings(task, trajectory, llm_settings):
@@ -165,3 +175,45 @@ def test_every_kind_the_review_agent_reports_is_a_finding_kind():
         heuristic.UNSAFE_ACTION,
     }
     assert reported <= set(Finding.Kind.values)
+
+
+def test_it_pins_each_set_to_the_revision_and_trajectories_it_read(task, trajectory):
+    job = _audit(task)
+    audit = task.audits.get()
+    assert (audit.task_revision, audit.trajectory_count, audit.job) == (1, 1, job)
+    assert len(audit.trajectory_digest) == 64 and len(audit.inputs_digest) == 64
+    assert set(task.findings.values_list("task_revision", "audit")) == {(1, audit.pk)}
+    Task.objects.filter(pk=task.pk).update(revision=2)
+    task.refresh_from_db()
+    second = _audit(task)
+    assert second.result["revision"] == 2
+    assert sorted(task.audits.values_list("task_revision", flat=True)) == [1, 2]
+    assert set(task.findings.filter(superseded=False).values_list("task_revision", flat=True)) == {
+        2
+    }
+
+
+def test_it_queues_no_automatic_audit_when_nothing_changed(task, trajectory, alice):
+    assert task_audit_enqueue(task=task, only_if_changed=True) is not None  # never audited
+    Job.objects.filter(kind=AUDIT_KIND).delete()
+    _audit(task)
+    # A decision changes nothing an audit reads; neither does an evaluation re-run to the same
+    # outcome: automatic triggers queue nothing.
+    review(task, alice, "approve")
+    assert task_audit_enqueue(task=task, only_if_changed=True) is None
+    evaluation = Evaluation.objects.create(
+        trajectory=trajectory, task_revision=1, patch_applied=True, resolved="full"
+    )
+    queued = task_audit_enqueue(task=task, only_if_changed=True)  # a new evaluation: changed
+    assert queued is not None
+    job_execute(job_id=queued.pk)
+    evaluation.save()  # re-evaluated, same outcome (its timestamp moves)
+    assert task_audit_enqueue(task=task, only_if_changed=True) is None
+    Evaluation.objects.filter(pk=evaluation.pk).update(resolved="partial")
+    assert task_audit_enqueue(task=task, only_if_changed=True) is not None
+    Job.objects.filter(kind=AUDIT_KIND, status="queued").delete()
+    TrajectoryFactory(task=task, model_name="m2")  # a new trajectory
+    assert task_audit_enqueue(task=task, only_if_changed=True) is not None
+    # A curator's explicit request always runs.
+    Job.objects.filter(kind=AUDIT_KIND, status="queued").delete()
+    assert task_audit_enqueue(task=task) is not None

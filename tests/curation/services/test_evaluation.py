@@ -160,6 +160,8 @@ def test_a_dismissed_finding_stays_dismissed_after_the_next_audit(ledger_task, t
 
     task_audit_enqueue(task=task)
     _run_queued(AUDIT_KIND)
-    again = task.findings.get(kind=Finding.Kind.TAMPERING)
+    again = task.findings.get(kind=Finding.Kind.TAMPERING, superseded=False)
     assert again.pk != finding.pk
     assert again.dismissed is True
+    finding.refresh_from_db()
+    assert finding.superseded  # the earlier set is kept as history

@@ -43,9 +43,11 @@ def test_it_holds_the_dependencies_and_test_tools_not_the_project(
         [str(python), "-I", "-c", check], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == [req.split("==")[1] for req in TOOL_REQUIREMENTS]
-    # Built in a staging folder, then renamed: scripts must name the final folder.
-    shebang = (sandbox_root / "envs" / key / "bin" / "pytest").read_text().splitlines()[0]
-    assert shebang == f"#!{python}"
+    # Built in a staging folder, then renamed: scripts must name the final folder (pip writes a
+    # /bin/sh wrapper instead of a shebang when the path is longer than a shebang may be).
+    script = (sandbox_root / "envs" / key / "bin" / "pytest").read_text()
+    assert script.startswith(f"#!{python}\n") or f"'{python}'" in script.split("\n", 3)[1]
+    assert ".staging" not in script
 
 
 def test_concurrent_builders_of_one_key_build_once(session_backend, sample_snapshot, tmp_path):
