@@ -70,9 +70,24 @@ class Recipe:
         return Recipe(**values)
 
     def adding_packages(self, packages: list[str], *, note: str) -> Recipe:
-        known = {_name_of(p) for p in self.packages}
-        new = [p for p in packages if _name_of(p) not in known]
+        """Add packages (the first mention of a name wins). The sandbox brings its own pytest
+        and coverage (TOOL_REQUIREMENTS): a repository's pins of those would only conflict."""
+        known = {_name_of(p) for p in self.packages} | set(SANDBOX_TOOLS)
+        new = []
+        for package in packages:
+            if _name_of(package) not in known:
+                known.add(_name_of(package))
+                new.append(package)
+        if not new:
+            return self
         return self.with_changes(packages=(*self.packages, *new), note=note)
+
+    def unpinned(self, *, note: str) -> Recipe:
+        """The packages without version constraints (a lock file for another Python, pins
+        that conflict with one another)."""
+        return self.with_changes(
+            packages=tuple(dict.fromkeys(_name_with_extras(p) for p in self.packages)), note=note
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -124,6 +139,14 @@ class Recipe:
             python=_text(data.get("python", "3.11"), "python"),
             notes=tuple(_strings(data.get("notes", []), "notes")),
         )
+
+
+SANDBOX_TOOLS = ("pytest", "coverage")
+
+
+def _name_with_extras(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?)", requirement)
+    return match.group(1) if match else requirement
 
 
 def _name_of(requirement: str) -> str:

@@ -18,6 +18,7 @@ from workers.recipes.report import PYTEST_NO_TESTS, PYTEST_USAGE_ERROR, Environm
 
 MAX_ATTEMPTS = 4
 _CANNOT_BE_HAD = re.compile(r"cannot be had: ([A-Za-z0-9][A-Za-z0-9._\-\[\]]*)")
+_CONFLICT = re.compile(r"ResolutionImpossible|conflicting dependencies|versions have conflicting")
 _SCM_VERSION = re.compile(r"setuptools.scm was unable to detect version|unable to detect version")
 
 
@@ -120,6 +121,10 @@ def _next(attempt: Attempt, *, tried: list[Recipe], own_packages: frozenset[str]
             environment=(*recipe.environment, ("SETUPTOOLS_SCM_PRETEND_VERSION", "0.0.0")),
             note="the build could not detect its version: SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0",
         )
+    elif _CONFLICT.search(attempt.error) and any(_pinned(p) for p in recipe.packages):
+        candidate = recipe.unpinned(
+            note="the packages' versions conflict (a lock file for another Python?): unpinned"
+        )
     elif "[" in recipe.install:
         candidate = recipe.with_changes(
             install=".", note="the build failed with the extras: the project alone is installed"
@@ -127,6 +132,10 @@ def _next(attempt: Attempt, *, tried: list[Recipe], own_packages: frozenset[str]
     if candidate is None or candidate in tried:
         return None
     return candidate
+
+
+def _pinned(requirement: str) -> bool:
+    return bool(re.search(r"[<>=!~]", requirement.split(";", 1)[0]))
 
 
 def _same(requirement: str, name: str) -> bool:

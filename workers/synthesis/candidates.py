@@ -8,6 +8,8 @@ from workers.synthesis.coverage_map import CoverageMap
 from workers.synthesis.functions import FunctionInfo, FunctionTable
 from workers.synthesis.source import is_test_path
 
+WIDELY_COVERED = "covered by most of the suite"
+
 
 @dataclass(frozen=True)
 class CandidatePolicy:
@@ -32,6 +34,13 @@ def select_candidates(
             skipped[fid] = reason
         else:
             chosen.append(fid)
+    if not chosen:
+        # A small library whose every function most of the suite runs: those functions are
+        # the library, so they are the candidates (an unfocused task beats no task at all).
+        widely = [fid for fid, why in skipped.items() if why == WIDELY_COVERED]
+        for fid in widely:
+            del skipped[fid]
+        chosen = sorted(widely)
     return chosen, skipped
 
 
@@ -52,5 +61,5 @@ def _exclusion(info: FunctionInfo, cmap: CoverageMap, policy: CandidatePolicy, s
     if not tests:
         return "not covered by a passing test"
     if len(tests) > policy.max_cover_share_floor and len(tests) / suite > policy.max_cover_share:
-        return "covered by most of the suite"
+        return WIDELY_COVERED
     return ""

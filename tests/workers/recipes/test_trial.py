@@ -99,3 +99,21 @@ def test_every_cause_comes_with_a_fix():
         reason, hint = diagnose(attempt, own_packages=frozenset())
         assert cause in reason, reason
         assert fix in hint, hint
+
+
+def test_conflicting_pins_are_relaxed_and_the_sandbox_keeps_its_own_tools():
+    start = Recipe().adding_packages(
+        ["coverage==7.10.7", "pytest==8.0", "cffi==1.17.1", "rich>=13"], note="a lock file"
+    )
+    assert start.packages == ("cffi==1.17.1", "rich>=13")
+    calls = []
+
+    def try_recipe(recipe):
+        calls.append(recipe.packages)
+        if any("==" in p for p in recipe.packages):
+            return Attempt(recipe, error="ERROR: ResolutionImpossible: for help visit ...")
+        return Attempt(recipe, report(collected=1, passed=1))
+
+    outcome = find_recipe(start=start, try_recipe=try_recipe)
+    assert calls == [("cffi==1.17.1", "rich>=13"), ("cffi", "rich")]
+    assert outcome.usable

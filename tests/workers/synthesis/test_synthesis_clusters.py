@@ -1,5 +1,5 @@
 from workers.sandbox import types as sandbox
-from workers.synthesis.candidates import select_candidates
+from workers.synthesis.candidates import CandidatePolicy, select_candidates
 from workers.synthesis.clusters import form_clusters
 from workers.synthesis.coverage_map import build_coverage_map, normalise_context
 
@@ -45,6 +45,16 @@ def test_candidates_need_a_real_covered_body(shop_analysis):
     assert "shop/pricing.py::net_price" in candidates
     assert all(not c.startswith("tests/") for c in candidates)
     assert skipped == {} or all(reason for reason in skipped.values())
+
+
+def test_a_library_every_test_runs_is_still_a_candidate(shop_analysis):
+    """When the share cap would leave nothing (a small library whose every function most of
+    the suite runs), the widely covered functions are the candidates."""
+    _, table, _, cmap = shop_analysis
+    strict = CandidatePolicy(max_cover_share=0.0, max_cover_share_floor=0)
+    candidates, skipped = select_candidates(table, cmap, strict)
+    assert candidates == select_candidates(table, cmap)[0]
+    assert "covered by most of the suite" not in skipped.values()
 
 
 def clusters_for(shop_analysis, seed, wanted=4):
