@@ -36,6 +36,13 @@ def _check_member_path(name: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if ".." in path.parts:
         raise UnsafeArchive(f"archive entry {name!r} contains '..' and would escape the archive")
+    # A `.git` file ("gitdir: /elsewhere") or folder (alternates, config) would make git read
+    # another repository on the server; an archive brings files, never git metadata.
+    if any(part.lower() == ".git" for part in path.parts):
+        raise UnsafeArchive(
+            f"archive entry {name!r} is git metadata (.git); archives must hold the files only "
+            "(import a git repository by its URL instead)"
+        )
     return path
 
 

@@ -12,9 +12,31 @@ def validate_task(job, ctx):
 
 @job_handler("synthesize", queue="synthesis", max_attempts=2)
 def synthesize(job, ctx):
+    from curation.models import Repository
+    from curation.services.repositories import (
+        RepositoryNotReady,
+        repository_check_usable,
+        repository_note_synthesis,
+    )
     from curation.services.synthesis import synthesis_run
+    from workers.services import JobFailed
 
-    return synthesis_run(job=job, ctx=ctx)
+    repository = Repository.objects.get(pk=job.params["repository_id"])
+    try:
+        repository_check_usable(repository)
+    except RepositoryNotReady as exc:
+        raise JobFailed(str(exc)) from None
+    result = synthesis_run(job=job, ctx=ctx)
+    repository_note_synthesis(repository=repository)
+    return result
+
+
+# A clone can take minutes and needs no sandbox: the default queue.
+@job_handler("import_repository", queue="default", max_attempts=2)
+def import_repository(job, ctx):
+    from curation.services.repositories import repository_import_run
+
+    return repository_import_run(job=job, ctx=ctx)
 
 
 @job_handler("cut_release", queue="default")

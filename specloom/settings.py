@@ -167,6 +167,14 @@ SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
+# Folders on the server that curators may import repositories from (by path, in the browser or
+# the API). Unset: any path in development, none in production; the command line may use any.
+_import_roots = env_list("SPECLOOM_IMPORT_ROOTS", [])
+SPECLOOM_IMPORT_ROOTS: list[Path] | None = (
+    [Path(root).expanduser().resolve() for root in _import_roots]
+    if _import_roots or PRODUCTION or "SPECLOOM_IMPORT_ROOTS" in os.environ
+    else None
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SPECLOOM_UPLOAD_MAX_BYTES
 # Dataset webhooks: a few attempts with exponential backoff and jitter, inside one job.
 SPECLOOM_WEBHOOK_MAX_ATTEMPTS = env_int("SPECLOOM_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)

@@ -35,6 +35,20 @@ class JobLeaseLost(RuntimeError):
     """The job was taken away from this worker (reaped, cancelled); stop working on it."""
 
 
+class JobFailed(Exception):
+    """A handler's honest "this did not work": the job fails with this sentence as its message
+    (no traceback: the cause is known and said)."""
+
+    def __init__(self, reason: str, *, result: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.result = result or {}
+
+
+class JobNotRetryable(ValueError):
+    pass
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -142,6 +156,22 @@ def job_cancel(*, job: Job) -> bool:
             updated_at=now,
         )
     )
+
+
+def job_retry(*, job: Job, user=None) -> Job:
+    """Start a failed or cancelled job again: a new job with the same kind, target and
+    parameters (the old one stays as the record of what happened)."""
+    if job.status not in (Job.Status.FAILED, Job.Status.CANCELLED):
+        raise JobNotRetryable(f"job {job.pk} is {job.status}; only failed or cancelled jobs retry")
+    retry = job_enqueue(
+        kind=job.kind,
+        target=job.target,
+        params={**job.params, "retry_of": job.pk},
+        user=user,
+        queue=job.queue,
+        message=f"retry of job {job.pk}",
+    )
+    return retry
 
 
 def job_reap(*, now=None) -> dict[str, int]:
@@ -275,6 +305,11 @@ def job_execute(*, job_id: int, worker: str | None = None) -> str:
         return "lost"
     except UnknownJobKind as exc:
         job_fail(job=job, error=str(exc), message="failed: unknown job kind")
+        return "failed"
+    except JobFailed as exc:
+        if exc.result:
+            _owned(job).update(result=exc.result)
+        job_fail(job=job, error=exc.reason, message=f"failed: {exc.reason}")
         return "failed"
     except Exception as exc:
         logger.exception("job %s (%s) failed", job.pk, job.kind)
