@@ -64,9 +64,14 @@ class RepositoryState:
 def repository_state(repository: Repository) -> RepositoryState:
     status, reason = repository.status, repository.status_reason
     job: Job | None = repository.import_job
-    if status in IMPORT_PENDING and job is not None and job.status in (
-        Job.Status.FAILED,
-        Job.Status.CANCELLED,
+    if (
+        status in IMPORT_PENDING
+        and job is not None
+        and job.status
+        in (
+            Job.Status.FAILED,
+            Job.Status.CANCELLED,
+        )
     ):
         # The worker died or someone cancelled the job: the row is not really importing.
         status = Repository.Status.FAILED

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 
-from curation.archives import ARCHIVE_SUFFIXES, is_archive_name
+from curation.archives import ARCHIVE_SUFFIXES, UnsafeArchive, inspect_archive, is_archive_name
 
 # Clones started from the browser or the API speak these protocols only: no file:// (it would
 # read any repository on the server), no ssh (it would use the server's own keys), no ext::.
@@ -392,6 +392,15 @@ def upload_request(
     if not written:
         target.unlink(missing_ok=True)
         raise RepositoryImportError("the uploaded archive is empty")
+    try:
+        inspect_archive(
+            target,
+            max_files=settings.SPECLOOM_ARCHIVE_MAX_FILES,
+            max_bytes=settings.SPECLOOM_ARCHIVE_MAX_BYTES,
+        )
+    except UnsafeArchive as exc:
+        target.unlink(missing_ok=True)
+        raise RepositoryImportError(f"archive rejected: {exc}") from None
     return ImportRequest(
         kind="upload",
         location=str(target.relative_to(settings.STORAGE_ROOT)),

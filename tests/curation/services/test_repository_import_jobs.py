@@ -253,13 +253,19 @@ class TestSources:
             tmp_path / "evil.tar.gz",
             {"evil/.git": f"gitdir: {host_repo}/.git\n".encode(), "evil/a.py": b"x = 1\n"},
         )
-        request = upload_request(SimpleUploadedFile("evil.tar.gz", archive.read_bytes()))
+        # Refused at upload already...
+        with pytest.raises(RepositoryImportError, match=r"archive rejected: .*git metadata"):
+            upload_request(SimpleUploadedFile("evil.tar.gz", archive.read_bytes()))
+        assert not any((repo_storage.parent / "uploads").iterdir())
+        # ...and by the job, were it handed such an archive some other way.
+        request = path_request(str(archive), roots=None)
         outcome = repository_import_enqueue(request=request)
         job = _run(outcome)
         assert job.status == "failed"
         assert "git metadata (.git)" in job.message
         assert outcome.repository.status == "failed"
         assert not outcome.repository.is_imported
+        assert not (repo_storage / "evil.git").exists()
 
     def test_an_archive_with_a_git_folder_is_refused(self, repo_storage, tmp_path):
         archive = tar(tmp_path / "g.tar.gz", {"g/.git/config": b"[core]\n", "g/a.py": b""})
