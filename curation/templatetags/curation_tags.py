@@ -17,7 +17,7 @@ def filesize(value) -> str:
     try:
         size = float(value)
     except (TypeError, ValueError):
-        return "–"
+        return "\u2013"
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
             return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -28,7 +28,7 @@ def filesize(value) -> str:
 @register.filter
 def seconds(value) -> str:
     if value is None:
-        return "–"
+        return "\u2013"
     value = float(value)
     if value < 60:
         return f"{value:.0f}s"
