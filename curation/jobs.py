@@ -67,3 +67,11 @@ def audit_task(job, ctx):
     from curation.services.audit import task_audit_run
 
     return task_audit_run(job=job, ctx=ctx)
+
+
+# Waits for the demo's synthesis jobs, then imports the demo's trajectories (see the service).
+@job_handler("demo_seed", queue="synthesis", max_attempts=2)
+def demo_seed(job, ctx):
+    from curation.services.demo import demo_seed_run
+
+    return demo_seed_run(job=job, ctx=ctx)
