@@ -109,17 +109,14 @@ class SynthesizeForm(forms.Form):
 
 class DatasetPolicyForm(forms.Form):
     description = forms.CharField(
-        required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2})
+        required=False,
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 2, "class": "prose"}),
     )
     reviews_required = forms.IntegerField(
         min_value=1, max_value=10, initial=1, label="Reviews per task"
     )
-    consensus = forms.ChoiceField(
-        choices=[
-            ("unanimous", "unanimous (any disagreement goes to adjudication)"),
-            ("majority", "majority (ties go to adjudication)"),
-        ]
-    )
+    consensus = forms.ChoiceField(choices=[("unanimous", "unanimous"), ("majority", "majority")])
     validation_reruns = forms.IntegerField(
         min_value=1, max_value=20, initial=3, help_text="Runs of each test when validating."
     )
