@@ -19,7 +19,7 @@ OBJECT_KWARGS = ("repository_id", "dataset_id", "job_id", "user_id")
 
 def curator_page(view):
     """Logged in with the curator (or admin) role. No role: the "no access" page (404 for an
-    object); a reviewer: 403."""
+    object); a reviewer: 403, a page saying the page is for curators."""
 
     @functools.wraps(view)
     @login_required
@@ -32,7 +32,10 @@ def curator_page(view):
                 raise PermissionDenied("This needs a role.")
             return render(request, "review/no_role.html", status=403)
         if not access.is_curator(user):
-            raise PermissionDenied("This page is for curators.")
+            if request.htmx:
+                raise PermissionDenied("This page is for curators.")
+            # A reviewer who followed a link: a page in the app's style that says why (403).
+            return render(request, "curation/curators_only.html", status=403)
         return view(request, *args, **kwargs)
 
     return wrapper

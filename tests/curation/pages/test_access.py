@@ -50,7 +50,10 @@ def test_a_curator_opens_every_page(curator, objects):
 def test_a_reviewer_is_refused_with_403(reviewer, objects):
     pages = _object_pages(objects)
     for url in LIST_PAGES + pages["get"]:
-        assert reviewer.get(url).status_code == 403, url
+        response = reviewer.get(url)
+        assert response.status_code == 403, url
+        assert b"This page is for curators" in response.content, url
+    assert reviewer.get(pages["get"][0], HTTP_HX_REQUEST="true").status_code == 403
     for url in POSTS + pages["post"]:
         assert reviewer.post(url).status_code == 403, url
 
