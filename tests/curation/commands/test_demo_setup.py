@@ -3,7 +3,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from curation.models import Dataset, Repository, Task, Trajectory
-from curation.services.validation import task_validation_enqueue
 from review.models import Adjudication, Review
 from tests.curation.tasks_fixtures import hand_made_task
 from workers.models import Job
@@ -36,6 +35,18 @@ def test_it_prepares_the_demo_once(repo_storage, capsys, monkeypatch):
     assert Job.objects.filter(kind="demo_seed").count() == 1
 
 
+def _validated(task: Task) -> Task:
+    """What a validation of the hand-made task finds (tests/curation/services/test_validation),
+    without running it three times here: its tests keep their intended roles, one is flaky."""
+    for test in task.tests.all():
+        test.role = "flaky" if "flaky_on_purpose" in test.nodeid else test.intended_role
+        test.save(update_fields=["role"])
+    Task.objects.filter(pk=task.pk).update(
+        status="needs_review", validated_revision=task.revision, validation={"verified": True}
+    )
+    return task
+
+
 @pytest.mark.slow
 def test_the_seeded_data_is_real_trajectories_evaluations_and_reviews(
     repo_storage, sandbox_root, alice, settings
@@ -45,11 +56,7 @@ def test_the_seeded_data_is_real_trajectories_evaluations_and_reviews(
     dave.groups.add(*alice.groups.all())
     dataset = Dataset.objects.create(name="demo", reviews_required=2)
     dataset.members.add(alice, dave)
-    tasks = [hand_made_task("ledger_allocation", dataset=dataset) for _ in range(3)]
-    for task in tasks:
-        job = task_validation_enqueue(task=task, reruns=2)
-        assert job_execute(job_id=job.pk) == "succeeded"
-    assert Task.objects.filter(status="needs_review").count() == 3
+    tasks = [_validated(hand_made_task("ledger_allocation", dataset=dataset)) for _ in range(3)]
 
     seed = job_enqueue(
         kind="demo_seed",
