@@ -294,6 +294,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SpecKindEnum": "curation.models.SpecKind",
         "ReleaseStatusEnum": "curation.models.Release.Status",
+        "RepositoryStatusEnum": "curation.models.RepositoryStatus",
     },
 }
 API_FAILED_AUTH_LIMIT = env_int("SPECLOOM_API_FAILED_AUTH_LIMIT", 20, minimum=1)

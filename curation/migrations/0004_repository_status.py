@@ -5,6 +5,21 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+def mark_rows_without_files(apps, schema_editor):
+    """Rows made without an import (the old admin add form) have no stored repository."""
+    Repository = apps.get_model("curation", "Repository")
+    Repository.objects.filter(
+        models.Q(git_path="") | models.Q(default_commit__in=["", "-"])
+    ).update(
+        status="failed",
+        status_reason="no stored git repository: it was never imported; import it from its source",
+    )
+    for repository in Repository.objects.exclude(status="failed").iterator():
+        test_files = (repository.layout or {}).get("test_files")
+        if isinstance(test_files, int):
+            Repository.objects.filter(pk=repository.pk).update(test_files=test_files)
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("curation", "0003_roles_and_triggers"),
@@ -120,4 +135,5 @@ class Migration(migrations.Migration):
                 name="repository_source_commit",
             ),
         ),
+        migrations.RunPython(mark_rows_without_files, migrations.RunPython.noop),
     ]
