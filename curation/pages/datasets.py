@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from curation import access
 from curation.forms import DatasetCreateForm, DatasetPolicyForm, MemberAddForm
-from curation.models import Task
+from curation.models import Dataset, Release, Task
 from curation.pages.common import curator_page
 from curation.services.datasets import (
     DatasetInputError,
@@ -24,16 +25,23 @@ LIST = "curation/datasets.html"
 DETAIL = "curation/dataset_detail.html"
 
 
+def _count(queryset):
+    """COUNT(*) of a queryset filtered on the outer dataset, as a subquery (0 when none)."""
+    per_dataset = queryset.order_by().values("dataset").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(per_dataset[:1]), 0)
+
+
 def _list_page(request, form=None, status=200):
+    # One subquery per count: joining tasks, members and releases at once would multiply rows.
     datasets = (
         access.visible_datasets(request.user)
         .annotate(
-            task_count=Count("tasks", distinct=True),
-            approved_count=Count(
-                "tasks", filter=Q(tasks__status__in=["approved", "released"]), distinct=True
+            task_count=_count(Task.objects.filter(dataset=OuterRef("pk"))),
+            approved_count=_count(
+                Task.objects.filter(dataset=OuterRef("pk"), status__in=["approved", "released"])
             ),
-            member_count=Count("members", distinct=True),
-            release_count=Count("releases", distinct=True),
+            member_count=_count(Dataset.members.through.objects.filter(dataset=OuterRef("pk"))),
+            release_count=_count(Release.objects.filter(dataset=OuterRef("pk"))),
         )
         .order_by("name")
     )
