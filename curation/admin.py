@@ -32,15 +32,52 @@ class SynthesisForm(forms.Form):
 
 @admin.register(Repository)
 class RepositoryAdmin(admin.ModelAdmin):
+    """Repositories are imported on the curator's Repositories page (a job clones and checks
+    them); a row typed in here would have no stored files, so there is no add form."""
+
     actions = ["synthesize_tasks"]
-    list_display = ("name", "source_kind", "default_commit_short", "language", "created_at")
-    list_filter = ("source_kind", "language")
-    search_fields = ("name", "source", "default_commit")
-    readonly_fields = ("git_path", "default_commit", "layout", "created_at", "created_by")
+    list_display = (
+        "name",
+        "source_kind",
+        "status",
+        "default_commit_short",
+        "test_files",
+        "tests_collected",
+        "tasks_verified",
+        "short_reason",
+        "created_at",
+    )
+    list_filter = ("status", "source_kind", "language")
+    search_fields = ("name", "source", "default_commit", "status_reason")
+    readonly_fields = (
+        "source_kind",
+        "source",
+        "source_key",
+        "requested_commit",
+        "git_path",
+        "default_commit",
+        "status",
+        "status_reason",
+        "status_updated_at",
+        "import_job",
+        "test_files",
+        "tests_collected",
+        "tasks_verified",
+        "layout",
+        "created_at",
+        "created_by",
+    )
+
+    def has_add_permission(self, request):
+        return False
 
     @admin.display(description="commit")
     def default_commit_short(self, obj):
-        return obj.default_commit[:12]
+        return obj.default_commit[:12] or "-"
+
+    @admin.display(description="reason")
+    def short_reason(self, obj):
+        return obj.status_reason[:80]
 
     @admin.action(description="Synthesize tasks from the selected repositories")
     def synthesize_tasks(self, request, queryset):

@@ -36,6 +36,13 @@ def _check_member_path(name: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if ".." in path.parts:
         raise UnsafeArchive(f"archive entry {name!r} contains '..' and would escape the archive")
+    # A `.git` file ("gitdir: /elsewhere") or folder (alternates, config) would make git read
+    # another repository on the server; an archive brings files, never git metadata.
+    if any(part.lower() == ".git" for part in path.parts):
+        raise UnsafeArchive(
+            f"archive entry {name!r} is git metadata (.git); archives must hold the files only "
+            "(import a git repository by its URL instead)"
+        )
     return path
 
 
@@ -87,21 +94,62 @@ def extract_archive(archive: Path, dest: Path, *, max_files: int, max_bytes: int
     return dest
 
 
+def inspect_archive(archive: Path, *, max_files: int, max_bytes: int) -> int:
+    """Check every entry without writing anything; return the number of entries.
+
+    The import job checks again when it extracts; this lets an upload be refused at once.
+    """
+    if archive.stat().st_size > max_bytes:
+        raise UnsafeArchive(f"archive file is larger than {max_bytes} bytes (the limit)")
+    name = archive.name.lower()
+    try:
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                infos = zf.infolist()
+                _check_zip_members(zf, infos, max_files=max_files, max_bytes=max_bytes)
+                return len(infos)
+        if name.endswith((".tar.gz", ".tgz", ".tar")):
+            with tarfile.open(archive) as tar:
+                members = tar.getmembers()
+                _check_tar_members(members, max_files=max_files, max_bytes=max_bytes)
+                return len(members)
+    except zipfile.BadZipFile as exc:
+        raise UnsafeArchive(f"archive could not be read: {exc}") from None
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise UnsafeArchive(f"archive could not be read: {exc}") from None
+    raise UnsafeArchive(
+        f"{archive.name!r} is not a supported archive ({', '.join(ARCHIVE_SUFFIXES)})"
+    )
+
+
+def _check_tar_members(members, *, max_files: int, max_bytes: int) -> None:
+    _check_limits(len(members), sum(m.size for m in members if m.isfile()), max_files, max_bytes)
+    for member in members:
+        _check_member_path(member.name)
+        if member.issym() or member.islnk():
+            _check_link_target(member.name, member.linkname)
+        elif not (member.isfile() or member.isdir()):
+            raise UnsafeArchive(
+                f"archive entry {member.name!r} is a device, fifo or other special file"
+            )
+
+
+def _check_zip_members(zf, infos, *, max_files: int, max_bytes: int) -> None:
+    _check_limits(len(infos), sum(i.file_size for i in infos), max_files, max_bytes)
+    for info in infos:
+        _check_member_path(info.filename)
+        if stat.S_ISLNK(info.external_attr >> 16):
+            _check_link_target(info.filename, zf.read(info).decode(errors="replace"))
+            raise UnsafeArchive(
+                f"archive entry {info.filename!r} is a symbolic link; zip links are not "
+                "supported, use a .tar.gz"
+            )
+
+
 def _extract_tar(archive: Path, dest: Path, *, max_files: int, max_bytes: int) -> None:
     try:
         with tarfile.open(archive) as tar:
-            members = tar.getmembers()
-            _check_limits(
-                len(members), sum(m.size for m in members if m.isfile()), max_files, max_bytes
-            )
-            for member in members:
-                _check_member_path(member.name)
-                if member.issym() or member.islnk():
-                    _check_link_target(member.name, member.linkname)
-                elif not (member.isfile() or member.isdir()):
-                    raise UnsafeArchive(
-                        f"archive entry {member.name!r} is a device, fifo or other special file"
-                    )
+            _check_tar_members(tar.getmembers(), max_files=max_files, max_bytes=max_bytes)
             # The checks above are ours; the 'data' filter is Python's own second line.
             tar.extractall(dest, filter="data")
     except (tarfile.TarError, EOFError, OSError) as exc:
@@ -112,16 +160,9 @@ def _extract_zip(archive: Path, dest: Path, *, max_files: int, max_bytes: int) -
     try:
         with zipfile.ZipFile(archive) as zf:
             infos = zf.infolist()
-            _check_limits(len(infos), sum(i.file_size for i in infos), max_files, max_bytes)
+            _check_zip_members(zf, infos, max_files=max_files, max_bytes=max_bytes)
             for info in infos:
                 path = _check_member_path(info.filename)
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode):
-                    _check_link_target(info.filename, zf.read(info).decode(errors="replace"))
-                    raise UnsafeArchive(
-                        f"archive entry {info.filename!r} is a symbolic link; zip links are not "
-                        "supported, use a .tar.gz"
-                    )
                 target = dest.joinpath(*path.parts)
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)

@@ -39,9 +39,31 @@ def prepare_environment(job, ctx):
 
 @job_handler("synthesize", queue="synthesis", max_attempts=2, on_abandoned=_synthesis_abandoned)
 def synthesize(job, ctx):
+    from curation.models import Repository
+    from curation.services.repositories import (
+        RepositoryNotReady,
+        repository_check_usable,
+        repository_note_synthesis,
+    )
     from curation.services.synthesis import synthesis_run
+    from workers.services import JobFailed
 
-    return synthesis_run(job=job, ctx=ctx)
+    repository = Repository.objects.get(pk=job.params["repository_id"])
+    try:
+        repository_check_usable(repository)
+    except RepositoryNotReady as exc:
+        raise JobFailed(str(exc)) from None
+    result = synthesis_run(job=job, ctx=ctx)
+    repository_note_synthesis(repository=repository)
+    return result
+
+
+# A clone can take minutes and needs no sandbox: the default queue.
+@job_handler("import_repository", queue="default", max_attempts=2)
+def import_repository(job, ctx):
+    from curation.services.repositories import repository_import_run
+
+    return repository_import_run(job=job, ctx=ctx)
 
 
 @job_handler("cut_release", queue="default")
@@ -72,3 +94,11 @@ def audit_task(job, ctx):
     from curation.services.audit import task_audit_run
 
     return task_audit_run(job=job, ctx=ctx)
+
+
+# Waits for the demo's synthesis jobs, then imports the demo's trajectories (see the service).
+@job_handler("demo_seed", queue="synthesis", max_attempts=2)
+def demo_seed(job, ctx):
+    from curation.services.demo import demo_seed_run
+
+    return demo_seed_run(job=job, ctx=ctx)

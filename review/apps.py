@@ -11,3 +11,5 @@ class ReviewConfig(AppConfig):
         from review.services import on_task_content_changed
 
         task_content_changed.connect(on_task_content_changed, dispatch_uid="review-reopen-slots")
+        # The demo's seeded reviews are a job kind of this app.
+        from review import demo  # noqa: F401

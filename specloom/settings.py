@@ -77,6 +77,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "curation.pages.common.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "specloom.middleware.ContentSecurityPolicyMiddleware",
@@ -174,6 +175,14 @@ SPECLOOM_SANDBOX_SWEEP_SECONDS = env_int("SPECLOOM_SANDBOX_SWEEP_SECONDS", 300, 
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
+# Folders on the server that curators may import repositories from (by path, in the browser or
+# the API). Unset: any path in development, none in production; the command line may use any.
+_import_roots = env_list("SPECLOOM_IMPORT_ROOTS", [])
+SPECLOOM_IMPORT_ROOTS: list[Path] | None = (
+    [Path(root).expanduser().resolve() for root in _import_roots]
+    if _import_roots or PRODUCTION or "SPECLOOM_IMPORT_ROOTS" in os.environ
+    else None
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SPECLOOM_UPLOAD_MAX_BYTES
 # Dataset webhooks: a few attempts with exponential backoff and jitter, inside one job.
 SPECLOOM_WEBHOOK_MAX_ATTEMPTS = env_int("SPECLOOM_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
@@ -303,6 +312,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SpecKindEnum": "curation.models.SpecKind",
         "ReleaseStatusEnum": "curation.models.Release.Status",
+        "RepositoryStatusEnum": "curation.models.RepositoryStatus",
     },
 }
 API_FAILED_AUTH_LIMIT = env_int("SPECLOOM_API_FAILED_AUTH_LIMIT", 20, minimum=1)

@@ -42,8 +42,12 @@ class JobFailed(Exception):
 
     def __init__(self, message: str, *, result: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.message = message
+        self.message = self.reason = message
         self.result = result or {}
+
+
+class JobNotRetryable(ValueError):
+    pass
 
 
 def job_enqueue(
@@ -157,6 +161,22 @@ def job_cancel(*, job: Job) -> bool:
             updated_at=now,
         )
     )
+
+
+def job_retry(*, job: Job, user=None) -> Job:
+    """Start a failed or cancelled job again: a new job with the same kind, target and
+    parameters (the old one stays as the record of what happened)."""
+    if job.status not in (Job.Status.FAILED, Job.Status.CANCELLED):
+        raise JobNotRetryable(f"job {job.pk} is {job.status}; only failed or cancelled jobs retry")
+    retry = job_enqueue(
+        kind=job.kind,
+        target=job.target,
+        params={**job.params, "retry_of": job.pk},
+        user=user,
+        queue=job.queue,
+        message=f"retry of job {job.pk}",
+    )
+    return retry
 
 
 def job_reap(*, now=None) -> dict[str, int]:

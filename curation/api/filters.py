@@ -129,10 +129,11 @@ class TaskFilter(django_filters.FilterSet):
 
 class RepositoryFilter(django_filters.FilterSet):
     language = django_filters.CharFilter()
+    status = django_filters.ChoiceFilter(choices=Repository.Status.choices)
 
     class Meta:
         model = Repository
-        fields = ["name", "language"]
+        fields = ["name", "language", "status"]
 
 
 class EvaluationFilter(django_filters.FilterSet):

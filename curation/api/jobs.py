@@ -1,4 +1,4 @@
-"""Jobs: follow background work (a release being cut, a validation) and cancel it.
+"""Jobs: follow background work (a release being cut, a validation), cancel or retry it.
 
 Curators see every job; anyone else sees the jobs they started.
 """
@@ -6,7 +6,7 @@ Curators see every job; anyone else sees the jobs they started.
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -15,7 +15,7 @@ from curation.api.errors import Conflict
 from curation.api.filters import JobFilter
 from curation.api.router import router
 from workers.models import Job
-from workers.services import job_cancel
+from workers.services import JobNotRetryable, job_cancel, job_retry
 
 ERROR_CHARS = 4000
 
@@ -74,6 +74,20 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
             raise Conflict(f"Job {job.pk} has already finished ({job.status}).")
         job.refresh_from_db()
         return Response(JobSerializer(job).data)
+
+    @extend_schema(request=None, responses={202: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def retry(self, request, pk=None):
+        """Start a failed or cancelled job again, as a new job (the old one stays)."""
+        job = self.get_object()
+        try:
+            retry = job_retry(job=job, user=request.user)
+        except JobNotRetryable as exc:
+            raise Conflict(
+                f"Job {job.pk} is {job.status}; only failed or cancelled jobs retry."
+            ) from exc
+        retry = self.get_queryset().get(pk=retry.pk)
+        return Response(JobSerializer(retry).data, status=status.HTTP_202_ACCEPTED)
 
 
 router.register("jobs", JobViewSet, basename="job")

@@ -104,8 +104,15 @@ class RepositoryRecipeView(_RecipeView):
 
 
 class RepositoryRecipePrepareView(_RecipeView):
-    @extend_schema(operation_id="repositories_recipe_prepare", request=None, responses={202: _JOB})
+    @extend_schema(
+        operation_id="repositories_recipe_prepare",
+        request=None,
+        responses={202: _JOB, 409: OpenApiResponse(description="the repository is not imported")},
+    )
     def post(self, request, pk):
         """Infer the recipe again (or try the curator's) and store its environment report."""
-        job = recipe_prepare_enqueue(repository=self.repository(pk), user=request.user)
+        try:
+            job = recipe_prepare_enqueue(repository=self.repository(pk), user=request.user)
+        except RecipeError as exc:
+            raise Conflict(str(exc)) from None
         return Response({"job": job.pk}, status=status.HTTP_202_ACCEPTED)

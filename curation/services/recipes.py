@@ -59,9 +59,12 @@ def snapshot_layout(repository: Repository, commit: str) -> dict[str, Any]:
 
 
 def recipe_row(*, repository: Repository, commit: str | None = None) -> EnvironmentRecipe:
-    row, _created = EnvironmentRecipe.objects.get_or_create(
-        repository=repository, commit=commit or repository.default_commit
-    )
+    """The recipe of the snapshot (made on first use). A repository still being imported has
+    no snapshot yet: it gets an unsaved, empty recipe."""
+    commit = commit or repository.default_commit
+    if not commit:
+        return EnvironmentRecipe(repository=repository, commit="")
+    row, _created = EnvironmentRecipe.objects.get_or_create(repository=repository, commit=commit)
     return row
 
 
@@ -146,10 +149,60 @@ def _store(row: EnvironmentRecipe, outcome: RecipeOutcome, *, test_files: int) -
     row.environment_key = chosen.environment_key
     row.revision += 1
     row.save()
+    _note_on_repository(row)
+    return row
+
+
+def _note_on_repository(row: EnvironmentRecipe) -> None:
+    """The repository's status table shows how far its environment got."""
+    from curation.services.repositories import repository_set_status
+
+    repository = row.repository
+    if row.commit != repository.default_commit:
+        return
+    report = row.report or {}
+    counts = {"tests_collected": report.get("collected"), "test_files": report.get("test_files")}
+    if row.status == EnvironmentRecipe.Status.OK:
+        if repository.status != Repository.Status.TASKS_VERIFIED:
+            repository_set_status(
+                repository=repository,
+                status=Repository.Status.TESTS_COLLECTED,
+                reason=row.reason,
+                **counts,
+            )
+        return
+    repository_set_status(
+        repository=repository,
+        status=Repository.Status.FAILED,
+        reason=f"environment: {row.reason}. Fix: {row.hint}",
+        **counts,
+    )
+
+
+def recipe_adopt_repository_fields(*, repository: Repository, user=None) -> EnvironmentRecipe:
+    """The repository's setup fields were edited (the API's PATCH): they become the curator's
+    recipe, or, back at their defaults, the recipe is inferred again."""
+    row = recipe_row(repository=repository)
+    if row.pk is None:
+        return row  # not imported yet: the first preparation reads the fields
+    recipe = recipe_from_repository_fields(repository)
+    with transaction.atomic():
+        row = EnvironmentRecipe.objects.select_for_update().get(pk=row.pk)
+        if recipe is None:
+            row.recipe, row.source = {}, EnvironmentRecipe.Source.INFERRED
+        else:
+            row.recipe, row.source = recipe.to_dict(), EnvironmentRecipe.Source.CURATOR
+        row.status = EnvironmentRecipe.Status.PENDING
+        row.reason = row.hint = ""
+        row.updated_by = user if getattr(user, "is_authenticated", False) else None
+        row.revision += 1
+        row.save()
     return row
 
 
 def recipe_prepare_enqueue(*, repository: Repository, user=None, force: bool = True) -> Job:
+    if not repository.default_commit:
+        raise RecipeError("the repository is not imported yet: prepare its environment after")
     return job_enqueue(
         kind="prepare_environment",
         target=repository,
@@ -176,6 +229,8 @@ def recipe_update(
 ) -> EnvironmentRecipe:
     """A curator's recipe replaces the inferred one; it is tried by the next preparation."""
     recipe = Recipe.from_dict(data)  # RecipeError with the field and why
+    if row.pk is None:
+        raise RecipeError("the repository is not imported yet: its recipe can be set after")
     current = EnvironmentRecipe.objects.select_for_update().get(pk=row.pk)
     if current.revision != revision:
         raise RecipeConflict(
@@ -224,6 +279,7 @@ def _python_version() -> str:
 __all__ = [
     "RecipeConflict",
     "RecipeError",
+    "recipe_adopt_repository_fields",
     "recipe_prepare",
     "recipe_prepare_enqueue",
     "recipe_prepare_run",

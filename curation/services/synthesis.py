@@ -20,6 +20,7 @@ from django.db import transaction
 from curation import runtime
 from curation.models import Dataset, EnvironmentRecipe, Repository, SpecDependency, Task, TestCase
 from curation.services.recipes import recipe_prepare
+from curation.services.repositories import RepositoryNotReady, repository_check_usable
 from curation.services.tasks import task_create
 from curation.services.validation import task_validate_now, task_validation_abandon
 from workers import gitstore
@@ -48,6 +49,10 @@ def synthesis_enqueue(
 ) -> Job:
     if engine not in ENGINES:
         raise SynthesisInputError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
+    try:
+        repository_check_usable(repository)
+    except RepositoryNotReady as exc:
+        raise SynthesisInputError(str(exc)) from None
     if count < 1:
         raise SynthesisInputError("count must be at least 1")
     params = {

@@ -265,6 +265,16 @@
   document.addEventListener("lease-lost", () => toast("Your lease on this task ended.", "warn"));
   document.addEventListener("task-validated", () => toast("Validation finished: the page is up to date.", "ok"));
 
+  // --- import forms on the repositories page: one tab per kind of source -----------------------
+  function showImport(kind) {
+    $$("[data-import-tab]").forEach((a) => a.classList.toggle("active", a.dataset.importTab === kind));
+    $$("[data-import-panel]").forEach((f) => f.classList.toggle("active", f.dataset.importPanel === kind));
+  }
+  document.addEventListener("click", (event) => {
+    const tab = event.target.closest("[data-import-tab]");
+    if (tab) { event.preventDefault(); showImport(tab.dataset.importTab); }
+  });
+
   // --- start ----------------------------------------------------------------------------------
   function start() {
     applyDiffMode(document);

@@ -101,3 +101,36 @@ def test_a_recipe_edited_in_the_admin_is_validated_and_becomes_the_curators(
     recipe.refresh_from_db()
     assert recipe.source == "curator" and recipe.recipe["packages"] == ["six"]
     assert Job.objects.filter(kind="prepare_environment").exists()
+
+
+def test_the_admin_adds_no_repository_rows_and_links_to_the_import_page(admin_client):
+    assert admin_client.get("/admin/curation/repository/add/").status_code == 403
+    changelist = admin_client.get("/admin/curation/repository/").content.decode()
+    assert 'href="/repositories/"' in changelist
+    assert "Import repositories" in changelist
+
+
+def test_the_admins_synthesis_refuses_a_repository_that_is_not_imported(admin_client):
+    from curation.models import Repository
+    from tests.factories import DatasetFactory, RepositoryFactory
+
+    pending = RepositoryFactory(name="pending", status="queued", git_path="", default_commit="")
+    dataset = DatasetFactory(name="d")
+    response = admin_client.post(
+        "/admin/curation/repository/",
+        {
+            "action": "synthesize_tasks",
+            "_selected_action": [pending.pk],
+            "apply": "1",
+            "dataset": dataset.pk,
+            "engine": "procedural",
+            "count": 1,
+            "seed": 0,
+        },
+        follow=True,
+    )
+    assert "repository &#x27;pending&#x27; is not imported: its import has not finished" in (
+        response.content.decode()
+    )
+    assert not Job.objects.filter(kind="synthesize").exists()
+    assert Repository.objects.count() == 1

@@ -1,7 +1,3 @@
-import io
-import os
-import subprocess
-import tarfile
 import zipfile
 from pathlib import Path
 
@@ -10,51 +6,12 @@ from django.core.management import CommandError, call_command
 
 from curation.models import Repository
 from curation.services.repositories import RepositoryImportError, repository_import
+from tests.curation.repo_sources import git_repo, tar, write_project
 from workers import gitstore
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "repos"
 
 pytestmark = pytest.mark.django_db
-
-
-def _write_project(root: Path) -> Path:
-    (root / "src" / "pkg").mkdir(parents=True)
-    (root / "src" / "pkg" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_add.py").write_text(
-        "import pytest\nfrom pkg import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-    )
-    (root / "pyproject.toml").write_text("[project]\nname='pkg'\nversion='0'\n")
-    return root
-
-
-def _git_repo(root: Path) -> tuple[Path, list[str]]:
-    _write_project(root)
-    env = {**os.environ, **gitstore.GIT_IDENTITY}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "one"], check=True, env=env)
-    (root / "README.md").write_text("two\n")
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "two"], check=True, env=env)
-    log = subprocess.run(
-        ["git", "-C", str(root), "log", "--format=%H"], check=True, capture_output=True, text=True
-    ).stdout.split()
-    return root, log
-
-
-def _tar(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        for name, target in (links or {}).items():
-            info = tarfile.TarInfo(name)
-            info.type = tarfile.SYMTYPE
-            info.linkname = target
-            tar.addfile(info)
-    return path
 
 
 def _nothing_written(repo_storage: Path) -> bool:
@@ -64,7 +21,7 @@ def _nothing_written(repo_storage: Path) -> bool:
 
 class TestGoodInputs:
     def test_it_imports_a_plain_folder_as_a_one_commit_repository(self, repo_storage, tmp_path):
-        folder = _write_project(tmp_path / "mylib")
+        folder = write_project(tmp_path / "mylib")
         repo = repository_import(source=str(folder))
         assert repo.name == "mylib"
         assert repo.source_kind == "path"
@@ -91,19 +48,19 @@ class TestGoodInputs:
         assert not any("__pycache__" in f for f in files)
 
     def test_it_imports_a_local_git_repository_with_its_history(self, repo_storage, tmp_path):
-        folder, log = _git_repo(tmp_path / "hist")
+        folder, log = git_repo(tmp_path / "hist")
         repo = repository_import(source=str(folder), commit=log[1])
         assert repo.default_commit == log[1]
         assert gitstore.resolve_commit(repo.git_dir, log[0]) == log[0]
 
     def test_it_imports_a_git_url(self, repo_storage, tmp_path):
-        folder, log = _git_repo(tmp_path / "remote")
+        folder, log = git_repo(tmp_path / "remote")
         repo = repository_import(source=f"file://{folder}", name="from-url")
         assert repo.source_kind == "git"
         assert repo.default_commit == log[0]
 
     def test_it_imports_a_tar_gz_with_a_top_folder(self, repo_storage, tmp_path):
-        archive = _tar(
+        archive = tar(
             tmp_path / "pkg-1.0.tar.gz",
             {
                 "pkg-1.0/setup.py": b"",
@@ -132,7 +89,7 @@ class TestGoodInputs:
         assert repo.layout["test_framework"] == "unittest"
 
     def test_the_command_prints_what_it_imported(self, repo_storage, tmp_path, capsys):
-        folder = _write_project(tmp_path / "cmdlib")
+        folder = write_project(tmp_path / "cmdlib")
         call_command("import_repo", str(folder), "--name", "cmd-lib")
         out = capsys.readouterr().out
         assert "Imported cmd-lib at" in out
@@ -161,15 +118,15 @@ class TestBadInputs:
             repository_import(source=str(tmp_path / "notes.txt"))
 
     def test_it_rejects_an_unknown_commit_and_writes_nothing(self, repo_storage, tmp_path):
-        folder, _ = _git_repo(tmp_path / "c")
+        folder, _ = git_repo(tmp_path / "c")
         with pytest.raises(RepositoryImportError, match="commit 'deadbeef' does not exist"):
             repository_import(source=str(folder), commit="deadbeef")
         assert _nothing_written(repo_storage)
 
     def test_it_rejects_a_duplicate_name(self, repo_storage, tmp_path):
-        repository_import(source=str(_write_project(tmp_path / "dup")))
+        repository_import(source=str(write_project(tmp_path / "dup")))
         with pytest.raises(RepositoryImportError, match="already exists"):
-            repository_import(source=str(_write_project(tmp_path / "other")), name="dup")
+            repository_import(source=str(write_project(tmp_path / "other")), name="dup")
         assert Repository.objects.count() == 1
 
     def test_it_rejects_a_git_url_that_cannot_be_cloned(self, repo_storage, tmp_path):
@@ -188,7 +145,7 @@ class TestBadInputs:
         ids=["dot-dot entry", "absolute entry", "link escaping", "absolute link"],
     )
     def test_it_rejects_unsafe_tar_entries(self, repo_storage, tmp_path, members, links, message):
-        archive = _tar(tmp_path / "bad.tar.gz", members, links)
+        archive = tar(tmp_path / "bad.tar.gz", members, links)
         with pytest.raises(RepositoryImportError, match=message):
             repository_import(source=str(archive))
         assert _nothing_written(repo_storage)
@@ -204,7 +161,7 @@ class TestBadInputs:
 
     def test_it_rejects_archives_over_the_file_count_limit(self, repo_storage, tmp_path, settings):
         settings.SPECLOOM_ARCHIVE_MAX_FILES = 3
-        archive = _tar(tmp_path / "many.tar.gz", {f"m/f{i}.py": b"" for i in range(5)})
+        archive = tar(tmp_path / "many.tar.gz", {f"m/f{i}.py": b"" for i in range(5)})
         with pytest.raises(RepositoryImportError, match="more than 3 entries"):
             repository_import(source=str(archive))
         assert _nothing_written(repo_storage)
@@ -212,7 +169,7 @@ class TestBadInputs:
     def test_it_rejects_archives_over_the_size_limit(self, repo_storage, tmp_path, settings):
         settings.SPECLOOM_ARCHIVE_MAX_BYTES = 10_000
         # Compresses to almost nothing, expands past the limit: the header sizes give it away.
-        archive = _tar(tmp_path / "bomb.tar.gz", {"b/big.bin": b"\0" * 50_000})
+        archive = tar(tmp_path / "bomb.tar.gz", {"b/big.bin": b"\0" * 50_000})
         with pytest.raises(RepositoryImportError, match="expands to more than 10000 bytes"):
             repository_import(source=str(archive))
         assert _nothing_written(repo_storage)
