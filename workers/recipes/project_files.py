@@ -18,6 +18,9 @@ from fnmatch import fnmatch
 from pathlib import PurePosixPath
 
 TEST_EXTRA = re.compile(r"^(tests?|testing|dev|develop|development|check|ci|unit)$", re.I)
+# Extras made for running the tests, preferred to broader development extras (linters,
+# release tools) when a project has both.
+NARROW_TEST_EXTRA = re.compile(r"^(tests?|testing|unit)$", re.I)
 REQUIREMENTS_FOR_TESTS = (
     "requirements*test*.txt",
     "requirements*dev*.txt",
@@ -81,6 +84,11 @@ class ProjectConfig:
     pdm_scm_version: bool = False
 
 
+def _narrowest(extras: list[str]) -> list[str]:
+    narrow = [name for name in extras if NARROW_TEST_EXTRA.match(name)]
+    return narrow or extras
+
+
 def read_project(files: dict[str, str]) -> ProjectConfig:
     config = ProjectConfig()
     config.installable = any(name in files for name in ("pyproject.toml", "setup.py", "setup.cfg"))
@@ -96,6 +104,7 @@ def read_project(files: dict[str, str]) -> ProjectConfig:
     for path, text in sorted(files.items()):
         if path.endswith((".txt", ".in")):
             config.requirement_files[path] = parse_requirements(text, files, path)
+    config.test_extras = _narrowest(list(dict.fromkeys(config.test_extras)))
     config.tox_deps = _tox_deps(tox, files)
     config.pytest_ini, config.pytest_ini_file = _pytest_ini(files, pyproject, setup_cfg, tox)
     return config
@@ -224,7 +233,9 @@ def _tox_deps(parser: configparser.ConfigParser, files: dict[str, str]) -> list[
                 continue
             if line.startswith("-") or "://" in line:
                 continue
-            deps.append(line.split(":", 1)[-1].strip() if re.match(r"^\w+:\s", line) else line)
+            if re.match(r"^[\w,{}-]+:\s", line):
+                continue  # `django32: Django>=3.2,<3.3`: only for one of tox's factors
+            deps.append(line)
         if deps:
             break
     return deps

@@ -448,9 +448,11 @@ def read_untrusted_file(path: Path, limit: int) -> bytes | None:
 
 
 def _python_version(python: str) -> str:
+    """The interpreter's full version ("3.11.2"): packages check Requires-Python against the
+    micro version too (">=3.11.5"), so the wheelhouse is resolved for exactly this one."""
     identity = interpreter_identity(python)  # "cpython 3.11.2 (main, ...)"
-    match = re.search(r"\b(\d+)\.(\d+)", identity)
-    return f"{match.group(1)}.{match.group(2)}" if match else "3.11"
+    match = re.search(r"\b(\d+\.\d+(?:\.\d+)?)", identity)
+    return match.group(1) if match else "3.11"
 
 
 def _seal(staging: Path) -> None:

@@ -98,7 +98,7 @@ def index_settings() -> dict[str, list[str]]:
 class Wheelhouse:
     def __init__(self, folder: Path, *, python_version: str) -> None:
         self.folder = folder
-        self.python_version = python_version  # "3.11": what the wheels must fit
+        self.python_version = python_version  # "3.11.2": what the wheels must fit
         self.staging = folder.parent / "wheelhouse-staging"
         for path in (self.folder, self.staging):
             path.mkdir(parents=True, exist_ok=True)
@@ -139,10 +139,9 @@ class Wheelhouse:
     def _pip_download(self, requirements: list[str], *, environ: dict[str, str], report) -> bool:
         private = self.staging / uuid.uuid4().hex
         private.mkdir()
-        target = []
-        if self.python_version != f"{sys.version_info[0]}.{sys.version_info[1]}":
-            # Wheels for another interpreter than the one running pip.
-            target = ["--python-version", self.python_version, "--implementation", "cp"]
+        # Resolved for the jail's interpreter, not the one running pip: its tags and its full
+        # version (a package may require ">=3.11.5" where the jail has 3.11.2).
+        target = ["--python-version", self.python_version, "--implementation", "cp"]
         argv = [
             sys.executable,
             "-m",

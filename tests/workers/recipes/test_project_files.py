@@ -88,3 +88,26 @@ def test_pytest_ini_wins_over_other_configuration_files():
         }
     )
     assert (config.pytest_ini, config.pytest_ini_file) == ({"addopts": "-x"}, "pytest.ini")
+
+
+def test_tox_deps_for_one_factor_only_are_left_out():
+    config = read_project(
+        {
+            "tox.ini": "[testenv]\nextras = dev\ndeps =\n    mock\n"
+            "    django111: Django>=1.11,<1.12\n    django32: Django>=3.2,<3.3\n",
+        }
+    )
+    assert config.tox_deps == ["mock"]
+
+
+def test_test_extras_are_preferred_to_broader_development_extras():
+    config = read_project(
+        {
+            "setup.cfg": "[options.extras_require]\ndev =\n    tox\n    flake8\n"
+            "tests =\n    pytest-mock\n",
+            "setup.py": "from setuptools import setup\nsetup()\n",
+        }
+    )
+    assert config.test_extras == ["tests"]
+    only_dev = read_project({"setup.cfg": "[options.extras_require]\ndev =\n    tox\n"})
+    assert only_dev.test_extras == ["dev"]
