@@ -35,6 +35,17 @@ class JobLeaseLost(RuntimeError):
     """The job was taken away from this worker (reaped, cancelled); stop working on it."""
 
 
+class JobFailed(Exception):
+    """A handler's honest "this did not work": the job ends failed with this message (no
+    traceback, it is not a crash), keeping what the handler recorded in `result`."""
+
+    def __init__(self, message: str, *, error: str = "", result: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.error = error or message
+        self.result = result or {}
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -116,8 +127,11 @@ def job_succeed(*, job: Job, result: dict[str, Any] | None = None, message: str 
     )
 
 
-def job_fail(*, job: Job, error: str, message: str = "failed") -> bool:
+def job_fail(
+    *, job: Job, error: str, message: str = "failed", result: dict[str, Any] | None = None
+) -> bool:
     now = timezone.now()
+    extra = {"result": result} if result is not None else {}
     return bool(
         _owned(job).update(
             status=Job.Status.FAILED,
@@ -126,6 +140,7 @@ def job_fail(*, job: Job, error: str, message: str = "failed") -> bool:
             finished_at=now,
             lease_expires_at=None,
             updated_at=now,
+            **extra,
         )
     )
 
@@ -273,6 +288,9 @@ def job_execute(*, job_id: int, worker: str | None = None) -> str:
     except JobLeaseLost:
         logger.warning("job %s lost its lease while running; leaving it to its new owner", job.pk)
         return "lost"
+    except JobFailed as exc:
+        job_fail(job=job, error=exc.error, message=exc.message, result=exc.result)
+        return "failed"
     except UnknownJobKind as exc:
         job_fail(job=job, error=str(exc), message="failed: unknown job kind")
         return "failed"
