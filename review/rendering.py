@@ -46,6 +46,34 @@ def markdown_html(text: str) -> SafeString:
     return mark_safe(clean)  # noqa: S308 - sanitized by nh3 just above
 
 
+# --- test ids --------------------------------------------------------------------------------
+
+# pytest writes non-ASCII parameter ids as escapes (`[\xfcn\xefcode]`); the stored id must stay
+# exactly that (it is how the test is run again), but a person reads the characters.
+_ID_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(\\))")
+
+
+def _unescape_id(match: re.Match) -> str:
+    if match.group(4):
+        return "\\"
+    code = int(match.group(1) or match.group(2) or match.group(3), 16)
+    if code > 0x10FFFF:
+        return match.group(0)
+    char = chr(code)
+    # Control and invisible characters stay escaped: they would hide what the id really holds.
+    return char if char.isprintable() and not char.isspace() else match.group(0)
+
+
+def readable_nodeid(nodeid: str) -> str:
+    """A pytest node id for display: escaped unicode in parameter ids shown as characters.
+
+    Display only; the result is text that templates escape like any other.
+    """
+    if "\\" not in (nodeid or ""):
+        return nodeid or ""
+    return _ID_ESCAPE.sub(_unescape_id, nodeid)
+
+
 # --- code ------------------------------------------------------------------------------------
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=False)
@@ -503,7 +531,9 @@ PALETTE = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#0c8599", "#7048e8", "#8
 def pass_rate_svg(rows: list[dict], *, kinds: list[str]) -> SafeString:
     """Grouped bars: model pass rate (satisfied / total spec results) per spec kind."""
     models = sorted({r["model"] for r in rows})
-    if not rows or not models:
+    # Only kinds some model has results for: an empty column says nothing but looks like 0%.
+    kinds = [k for k in kinds if any(r["kind"] == k and r["total"] for r in rows)]
+    if not rows or not models or not kinds:
         return mark_safe("")
     rate = {(r["model"], r["kind"]): r for r in rows}
     left, top, bottom, chart_h = 40, 12, 54, 170

@@ -19,11 +19,15 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, TruncDate
+from django.urls import reverse
 from django.utils import timezone
 
 from curation.access import is_curator, visible_datasets, visible_tasks
 from curation.models import (
+    Dataset,
     Finding,
+    Release,
+    Repository,
     SpecDependency,
     Specification,
     SpecResult,
@@ -673,33 +677,87 @@ def my_queue(*, user) -> dict[str, Any]:
 
 
 def running_jobs(*, user, limit: int = 8) -> list[Job]:
+    """Queued and running jobs the user may know about, each with `subject` (what it works on,
+    named) and `subject_url`: tasks and trajectories of visible datasets for everyone,
+    synthesis into a visible dataset too; repositories, datasets and releases for curators."""
     jobs = list(
         Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("-id")[:50]
     )
-    task_type = ContentType.objects.get_for_model(Task)
-    task_ids = {int(j.target_id) for j in jobs if j.target_type_id == task_type.pk and j.target_id}
-    visible = (
-        set(visible_tasks(user).filter(pk__in=task_ids).values_list("pk", flat=True))
-        if task_ids
-        else set()
-    )
+    curator = is_curator(user)
+    types = ContentType.objects.get_for_models(Task, Trajectory, Repository, Dataset, Release)
+    by_type: dict[int, set[int]] = {}
+    for job in jobs:
+        if job.target_type_id and str(job.target_id).isdigit():
+            by_type.setdefault(job.target_type_id, set()).add(int(job.target_id))
+
+    def ids(model) -> set[int]:
+        return by_type.get(types[model].pk, set())
+
     tasks = (
-        {t.pk: t for t in Task.objects.filter(pk__in=visible).only("id", "instance_id", "title")}
-        if visible
+        {t.pk: t for t in visible_tasks(user).filter(pk__in=ids(Task)).only("id", "instance_id")}
+        if ids(Task)
+        else {}
+    )
+    trajectories = (
+        {
+            t.pk: t
+            for t in Trajectory.objects.filter(pk__in=ids(Trajectory), task__in=visible_tasks(user))
+            .select_related("task")
+            .only("id", "model_name", "task__instance_id")
+        }
+        if ids(Trajectory)
+        else {}
+    )
+    repositories = (
+        dict(Repository.objects.filter(pk__in=ids(Repository)).values_list("pk", "name"))
+        if ids(Repository)
+        else {}
+    )
+    datasets_seen = dict(visible_datasets(user).values_list("pk", "name"))
+    releases = (
+        {
+            r.pk: r
+            for r in Release.objects.filter(pk__in=ids(Release)).select_related("dataset")
+            if r.dataset_id in datasets_seen
+        }
+        if ids(Release)
         else {}
     )
     shown = []
     for job in jobs:
-        target = (
-            int(job.target_id) if job.target_type_id == task_type.pk and job.target_id else None
-        )
-        if target is not None and target in visible:
-            job.task = tasks.get(target)
-            shown.append(job)
-        elif target is None and is_curator(user):
-            job.task = None
-            shown.append(job)
+        target = int(job.target_id) if str(job.target_id).isdigit() else None
+        kind = next((m for m, ct in types.items() if ct.pk == job.target_type_id), None)
+        job.task = None
+        job.subject, job.subject_url = "", ""
+        if kind is Task and target in tasks:
+            job.task = tasks[target]
+            job.subject = tasks[target].instance_id
+            job.subject_url = reverse("review-task", args=[target])
+        elif kind is Trajectory and target in trajectories:
+            trajectory = trajectories[target]
+            job.subject = f"{trajectory.model_name} on {trajectory.task.instance_id}"
+            job.subject_url = reverse("review-trajectory", args=[target])
+        elif kind is Repository and target in repositories:
+            # Synthesis fills a dataset: its reviewers see the tasks being made and validated.
+            into = datasets_seen.get((job.params or {}).get("dataset_id"))
+            if not (curator or into):
+                continue
+            job.subject = repositories[target] + (f" → {into}" if into else "")
+        elif kind is Release and target in releases:
+            job.subject = f"{releases[target].dataset.name} {releases[target].version}"
+        elif kind is Dataset and target in datasets_seen and curator:
+            job.subject = datasets_seen[target]
+        elif kind is None and curator:
+            job.subject = ""
+        else:
+            continue
+        shown.append(job)
     return shown[:limit]
+
+
+def validating_count(*, user) -> int:
+    """Tasks the user can see that are being validated (possibly inside a synthesis job)."""
+    return visible_tasks(user).filter(status=Task.Status.VALIDATING).count()
 
 
 def throughput(*, user, days: int = 14) -> dict[str, Any]:

@@ -323,6 +323,17 @@ def review_submit(
             task=task, reviewer=user, status=ReviewAssignment.Status.ACTIVE
         ).first()
         if assignment is None:
+            mine = (
+                task.reviews.filter(reviewer=user, task_revision=task.revision)
+                .order_by("-created_at")
+                .first()
+            )
+            if mine is not None:
+                # A second click (or a second tab) after the decision went through.
+                raise AlreadyReviewed(
+                    f"Already decided: your {mine.get_decision_display().lower()} of "
+                    f"r{task.revision} is recorded."
+                )
             raise LeaseLost("You do not hold this task (your lease expired?). Claim it again.")
         # A task that failed revalidation (draft) can still be rejected or sent back.
         if task.status not in (Task.Status.NEEDS_REVIEW, Task.Status.VALIDATING, Task.Status.DRAFT):
