@@ -11,7 +11,6 @@ import base64
 import datetime as dt
 import difflib
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.urls import reverse
 from django.utils import timezone
 
+from curation import runtime
 from curation.access import is_curator, visible_datasets, visible_tasks
 from curation.models import (
     Dataset,
@@ -37,9 +37,12 @@ from curation.models import (
     TrajectoryStep,
 )
 from curation.selectors.evaluations import pass_rates_by_kind
-from review import rendering
+from curation.services.tasks import statement_problem
+from review import graph, rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
+from workers import testpatch
 from workers.models import Job
+from workers.patchparts import PatchParseError
 
 PAGE_SIZE = 50
 STEP_PAGE = 20
@@ -208,54 +211,18 @@ def queue_choices(*, user) -> dict[str, Any]:
 
 # --- the task page ---------------------------------------------------------------------------
 
-_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)\s*\(")
 
-
-def test_source(test_patch: str, nodeid: str, files: dict | None = None) -> tuple[str, int]:
-    """The source of one test as the hidden test patch adds it, and its first line number."""
-    path, _, rest = nodeid.partition("::")
-    name = rest.split("::")[-1].split("[")[0]
-    if not path or not name:
-        return "", 0
-    if files is None:
-        files = patch_new_files(test_patch)
-    lines = files.get(path)
-    if not lines:
-        return "", 0
-    for i, line in enumerate(lines):
-        match = _DEF.match(line)
-        if not match or match.group(2) != name:
-            continue
-        indent = len(match.group(1))
-        start = i
-        while start > 0 and lines[start - 1].strip().startswith("@"):
-            start -= 1
-        end = i + 1
-        while end < len(lines):
-            text = lines[end]
-            if text.strip() and len(text) - len(text.lstrip()) <= indent:
-                break
-            end += 1
-        while end > i + 1 and not lines[end - 1].strip():
-            end -= 1
-        return "\n".join(lines[start:end]), start + 1
-    return "", 0
-
-
-def patch_new_files(patch: str) -> dict[str, list[str]]:
-    """Added lines per file of a patch (whole files for new ones), for showing test sources."""
-    files: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in (patch or "").split("\n"):
-        if line.startswith("+++ "):
-            target = line[4:].strip()
-            target = target[2:] if target.startswith("b/") else target
-            current = files.setdefault(target, [])
-        elif line.startswith("--- ") or line.startswith("diff --git"):
-            current = None if line.startswith("diff --git") else current
-        elif current is not None and line.startswith("+"):
-            current.append(line[1:])
-    return files
+def test_code(*, task: Task, test: TestCase, read_base=None) -> tuple[str, int, bool]:
+    """A test's source and first line as the hidden test patch leaves its file (what runs and
+    ships), and True; or the stored copy, line 1 and False when the test is not found there."""
+    read_base = read_base or runtime.base_reader(task.repository, task.base_commit)
+    try:
+        source, first = testpatch.source_of_test(task.test_patch, test.nodeid, read_base)
+    except PatchParseError:
+        source, first = "", 0
+    if source:
+        return source, first, True
+    return test.code, 1, False
 
 
 @dataclass
@@ -301,10 +268,15 @@ class Workspace:
     can_decide: bool = False
     can_adjudicate: bool = False
     reviews_current: int = 0
+    statement_problem: str = ""  # why this statement can never be approved, if it cannot
 
     @property
     def approve_enabled(self) -> bool:
-        return self.task.is_validated and self.task.status == Task.Status.NEEDS_REVIEW
+        return (
+            self.task.is_validated
+            and self.task.status == Task.Status.NEEDS_REVIEW
+            and not self.statement_problem
+        )
 
     @property
     def running_jobs(self) -> list[Job]:
@@ -366,19 +338,14 @@ def task_workspace(*, task: Task, user) -> Workspace:
         spec = by_pk.get(spec_id)
         if spec is not None:
             spec_keys_of.setdefault(test_id, []).append(spec.key)
-    files = patch_new_files(task.test_patch)
+    read_base = runtime.base_reader(task.repository, task.base_commit)
     by_key = {s.key: s for s in specs}
     for test in tests:
         test.spec_keys = sorted(spec_keys_of.get(test.pk, []))
         for key in test.spec_keys:
             by_key[key].verified_by.append(test)
-        source, first = (
-            (test.code, 1)
-            if test.code.strip()
-            else test_source(task.test_patch, test.nodeid, files)
-        )
+        source, first, test.source_from_patch = test_code(task=task, test=test, read_base=read_base)
         test.source = source
-        test.source_from_patch = not test.code.strip() and bool(source)
         test.source_lines = (
             list(zip(range(first, first + 10_000), rendering.highlight_code(source), strict=False))
             if source
@@ -458,7 +425,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         jobs=jobs,
         lease=lease,
         adjudication=adjudication,
-        graph_svg=rendering.dependency_svg(specs, edges),
+        graph_svg=graph.dependency_svg(specs, edges),
         statement_html=rendering.markdown_html(task.problem_statement),
         reference_diff=rendering.parse_diff(task.reference_patch),
         test_diff=rendering.parse_diff(task.test_patch),
@@ -466,6 +433,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         reviews_current=sum(
             1 for r in reviews if r.task_revision == task.revision and not r.is_adjudication
         ),
+        statement_problem=statement_problem(task.problem_statement),
     )
     editable = task.status in (
         Task.Status.DRAFT,

@@ -509,9 +509,7 @@ def _edit_form(task: Task, part: str, obj, data=None):
             },
         )
     if part == "test":
-        code = obj.code
-        if not code.strip():
-            code, _ = selectors.test_source(task.test_patch, obj.nodeid)
+        code, _, _ = selectors.test_code(task=task, test=obj)
         return TestCodeForm(
             data,
             spec_keys=keys,

@@ -166,6 +166,8 @@ SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, mi
 SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
+# A task's problem statement: refused at save (and at approval) when empty or larger than this.
+SPECLOOM_STATEMENT_MAX_BYTES = env_int("SPECLOOM_STATEMENT_MAX_BYTES", 64 * 1024, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SPECLOOM_UPLOAD_MAX_BYTES
 # Dataset webhooks: a few attempts with exponential backoff and jitter, inside one job.

@@ -21,14 +21,14 @@ from django.db import transaction
 
 from curation import runtime
 from curation.models import Dataset, Repository, SpecDependency, Task, TestCase
-from curation.services.tasks import task_create
+from curation.services.tasks import TaskInputError, task_create
 from curation.services.validation import task_validate_now
 from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, split_by_function
 from workers.sandbox.serialize import run_result_from_dict, run_result_to_dict
 from workers.sandbox.types import RunRequest, RunResult
-from workers.services import job_enqueue
+from workers.services import JobFailed, job_enqueue
 
 ENGINES = ("procedural", "llm")
 
@@ -249,11 +249,16 @@ def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
     origin = Task.Origin.LLM if engine == "llm" else Task.Origin.PROCEDURAL
     tasks = []
     for proposal in outcome.proposals:
-        tasks.append(
-            _store_proposal(
+        try:
+            stored = _store_proposal(
                 proposal=proposal, repository=repository, dataset=dataset, job=job, origin=origin
             )
-        )
+        except TaskInputError as exc:
+            # A proposal the save-time gates refuse (empty statement, a patch that does not
+            # compile) is dropped with its reason; the other proposals are still stored.
+            ctx.log(f"proposal {proposal.title!r} not stored: {exc}")
+            continue
+        tasks.append(stored)
 
     validation_failures: Counter[str] = Counter()
     validation_seconds = []
@@ -281,7 +286,7 @@ def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
         validation_seconds=validation_seconds,
         coverage_cache_hits=cache.hits,
     )
-    return {
+    result = {
         "message": (
             f"{report['tasks_produced']} task(s), {report['verified']} verified, "
             f"{report['rejected_total']} rejected"
@@ -293,6 +298,10 @@ def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
         ),
         "report": report,
     }
+    if not report["tasks_produced"]:
+        # Nothing came out: the job failed, whatever ran without crashing (the report says why).
+        raise JobFailed(f"failed: {result['message']}"[:500], result=result)
+    return result
 
 
 def _scaled_progress(ctx, index: int, total: int):

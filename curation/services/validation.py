@@ -17,7 +17,7 @@ from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, PatchPart, split_by_function
 from workers.sandbox.types import RunRequest, RunResult
-from workers.services import JobFailed, job_enqueue
+from workers.services import JobFailed, JobLeaseLost, job_enqueue
 from workers.validation import ValidationInput, ValidationOutcome, validate_task
 
 VALIDATION_SOURCE = "validation"
@@ -189,13 +189,20 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
     revision = job.params.get("revision", task.revision)
     if task.revision != revision:
         return {"message": f"skipped: task is at r{task.revision}, this job was for r{revision}"}
-    outcome, recorded = task_validate_now(
-        task=task,
-        job=job,
-        progress=lambda p, m: ctx.progress(min(p, 99), m),
-        log=ctx.log,
-        reruns=job.params.get("reruns"),
-    )
+    try:
+        outcome, recorded = task_validate_now(
+            task=task,
+            job=job,
+            progress=lambda p, m: ctx.progress(min(p, 99), m),
+            log=ctx.log,
+            reruns=job.params.get("reruns"),
+        )
+    except JobLeaseLost:
+        raise  # someone else runs it now
+    except Exception as exc:
+        # A crash must not leave the task "validating" for ever (pages poll until it ends).
+        task_validation_crashed(task=task, revision=revision, job=job, error=exc)
+        raise
     verdict = "verified" if outcome.verified else "invalid"
     result = {
         "message": f"{verdict}: {len(outcome.fail_to_pass)} FAIL_TO_PASS, "
@@ -211,6 +218,36 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
         # The job did not do its work: it says so (failed), with what was recorded kept.
         raise JobFailed(f"validation could not run: {problem}"[:500], result=result)
     return result
+
+
+@transaction.atomic
+def task_validation_crashed(*, task: Task, revision: int, job: Job | None, error: Exception):
+    """Record that validation of `revision` broke before it could say anything: the task
+    leaves "validating" (draft, not validated) with one finding that says why."""
+    task = Task.objects.select_for_update().get(pk=task.pk)
+    if task.revision != revision or task.status != Task.Status.VALIDATING:
+        return
+    reason = _scrub(f"{type(error).__name__}: {error}")[:500]
+    task.findings.filter(source=VALIDATION_SOURCE).delete()
+    Finding.objects.create(
+        task=task,
+        kind=Finding.Kind.INVALID_TEST,
+        severity=Finding.Severity.HIGH,
+        message=f"Validation could not run: {reason}",
+        evidence={"output_tail": reason},
+        source=VALIDATION_SOURCE,
+        job=job,
+    )
+    task.validation = {
+        "verified": False,
+        "reasons": [f"validation could not run: {reason}"],
+        "could_not_run": reason,
+        "revision": revision,
+        "job": job.pk if job else None,
+    }
+    task.validated_revision = None
+    task.status = Task.Status.DRAFT
+    task.save(update_fields=["validation", "validated_revision", "status", "updated_at"])
 
 
 def _observed_edges(

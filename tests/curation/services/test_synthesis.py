@@ -82,7 +82,11 @@ def test_a_repository_whose_tests_do_not_run_gets_a_clear_report(
     )
     (folder / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '0'\n")
     repository = repository_import(source=str(folder))
-    job = _run(synthesis_enqueue(repository=repository, dataset=dataset, count=2))
+    job = synthesis_enqueue(repository=repository, dataset=dataset, count=2)
+    # Nothing produced is a failed job (not "succeeded"), with the report kept.
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.message.startswith("failed: 0 task(s)")
     report = job.result["report"]
     assert report["tasks_produced"] == 0
     assert report["engine_status"] == "unusable"
