@@ -37,7 +37,11 @@ if SPECLOOM_ENV not in {"development", "production"}:
     )
 PRODUCTION = SPECLOOM_ENV == "production"
 
-DEBUG = env_bool("SPECLOOM_DEBUG", not PRODUCTION)
+# Off unless asked for (SPECLOOM_DEBUG=1), the demo included: Django's debug pages list every
+# URL pattern and much of the configuration.
+DEBUG = env_bool("SPECLOOM_DEBUG", False)
+# If it is on anyway, its pages still hide connection URLs (they can carry passwords).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "specloom.errors.SettingsHidingFilter"
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
@@ -300,6 +304,7 @@ USE_TZ = True
 # --- Security --------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+CSRF_FAILURE_VIEW = "curation.api.errors.csrf_failure"  # the API's error body under /api/
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
