@@ -137,6 +137,42 @@ def _edge_path(a: tuple[float, float], b: tuple[float, float], skips: bool, widt
 MARKERS = (("declared", 8), ("observed", 8), ("both", 9))
 
 
+def edge_kind(edge: dict) -> str:
+    if edge["declared"] and edge["observed"]:
+        return "both"
+    return "declared" if edge["declared"] else "observed"
+
+
+def _evidence(edge: dict) -> str:
+    return " and ".join(k for k in ("declared", "observed") if edge[k])
+
+
+def is_dense(specs: list, edges: list[dict]) -> bool:
+    """Too many edges for lines to be followed: the matrix shows them better."""
+    return len(edges) > max(12, 2 * len(specs))
+
+
+def adjacency(specs: list, edges: list[dict]) -> list[dict]:
+    """The graph as a matrix, readable however dense: one row per spec, one cell per other
+    spec, marked when the row's spec needs the column's (declared, observed, or both)."""
+    by_pair = {(e["from"], e["to"]): e for e in edges}
+    rows = []
+    for spec in specs:
+        cells = []
+        for other in specs:
+            edge = by_pair.get((spec.key, other.key))
+            cell = {"to": other.key, "self": other.key == spec.key, "kind": ""}
+            if edge is not None:
+                cell["kind"] = edge_kind(edge)
+                cell["title"] = (
+                    f"{spec.key} needs {other.key} ({_evidence(edge)}) {edge.get('detail', '')}"
+                ).strip()
+            cells.append(cell)
+        needs = sum(1 for c in cells if c["kind"])
+        rows.append({"spec": spec, "cells": cells, "needs": needs})
+    return rows
+
+
 def _marker(name: str, size: int) -> str:
     # Sized in pixels, not in stroke widths: a thick "both" edge gets no giant arrowhead.
     return (
@@ -160,24 +196,29 @@ def dependency_svg(specs: list, edges: list[dict]) -> SafeString:
         f'says the same in words" xmlns="http://www.w3.org/2000/svg">',
         "<defs>" + "".join(_marker(name, size) for name, size in MARKERS) + "</defs>",
     ]
+    kinds = {(e["from"], e["to"]): edge_kind(e) for e in edges}
+    drawn: set[tuple[str, str]] = set()
     for edge in edges:
-        if edge["from"] not in pos or edge["to"] not in pos:
+        source, target = edge["from"], edge["to"]
+        if source not in pos or target not in pos or (source, target) in drawn:
             continue
-        both = edge["declared"] and edge["observed"]
-        kind = "both" if both else "declared" if edge["declared"] else "observed"
-        marker = {"both": "arrow-b", "declared": "arrow-d", "observed": "arrow-o"}[kind]
-        evidence = " and ".join(k for k in ("declared", "observed") if edge[k])
-        title = escape(
-            f"{edge['from']} depends on {edge['to']} ({evidence}) {edge.get('detail', '')}".strip()
-        )
-        skips = layer_of[edge["to"]] - layer_of[edge["from"]] > 1
-        path = _edge_path(pos[edge["from"]], pos[edge["to"]], skips, width)
+        kind = kinds[(source, target)]
+        marker = f"arrow-{kind[0]}"
+        # Specs that need each other the same way get one line with two heads, not two.
+        mutual = kinds.get((target, source)) == kind
+        drawn |= {(source, target), (target, source)} if mutual else {(source, target)}
+        text = f"{source} depends on {target} ({_evidence(edge)}) {edge.get('detail', '')}"
+        if mutual:
+            text = f"{source} and {target} depend on each other ({_evidence(edge)})"
+        skips = abs(layer_of[target] - layer_of[source]) > 1
+        path = _edge_path(pos[source], pos[target], skips, width)
         # A pale halo under each edge keeps crossing edges apart.
         parts.append(f'<path class="edge-halo" d="{path}"/>')
+        start = f' marker-start="url(#{marker})"' if mutual else ""
         parts.append(
-            f'<path class="edge {kind}" data-edge="{escape(edge["from"])}->{escape(edge["to"])}" '
-            f'd="{path}" '
-            f'marker-end="url(#{marker})"><title>{title}</title></path>'
+            f'<path class="edge {kind}" data-edge="{escape(source)}->{escape(target)}" '
+            f'd="{path}" marker-end="url(#{marker})"{start}>'
+            f"<title>{escape(text.strip())}</title></path>"
         )
     for spec in specs:
         x, y = pos[spec.key]

@@ -269,6 +269,8 @@ class Workspace:
     can_adjudicate: bool = False
     reviews_current: int = 0
     statement_problem: str = ""  # why this statement can never be approved, if it cannot
+    spec_matrix: list = field(default_factory=list)  # the graph as rows of cells
+    graph_dense: bool = False  # too many edges to follow as lines: the matrix comes first
 
     @property
     def approve_enabled(self) -> bool:
@@ -434,6 +436,8 @@ def task_workspace(*, task: Task, user) -> Workspace:
             1 for r in reviews if r.task_revision == task.revision and not r.is_adjudication
         ),
         statement_problem=statement_problem(task.problem_statement),
+        spec_matrix=graph.adjacency(specs, edges),
+        graph_dense=graph.is_dense(specs, edges),
     )
     editable = task.status in (
         Task.Status.DRAFT,

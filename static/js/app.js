@@ -118,17 +118,25 @@
     applyGraph();
   }
   document.addEventListener("click", (event) => {
+    const view = event.target.closest("[data-graph-view]");
+    if (view) {
+      view.closest("[data-graph]").dataset.view = view.dataset.graphView;
+      applyGraph();
+      return;
+    }
     const zoom = event.target.closest("[data-graph-zoom]");
     if (zoom) { zoomGraph(Number(zoom.dataset.graphZoom)); return; }
     const enlarge = event.target.closest("[data-graph-enlarge]");
     if (enlarge) { enlargeGraph(!enlarge.closest("[data-graph]").classList.contains("enlarged")); return; }
-    const node = event.target.closest("svg.depgraph a.node");
-    if (node) {
+    // A spec in the graph, the matrix or the list: close the enlarged view, focus its card.
+    const link = event.target.closest("[data-graph] a[href^='#spec-']");
+    if (link) {
       event.preventDefault();
       if (dragMoved) return; // the end of a drag is not a click
       enlargeGraph(false);
-      const card = document.getElementById("spec-" + node.dataset.spec);
-      if (card) { focusItem(card); history.replaceState(null, "", "#spec-" + node.dataset.spec); }
+      const id = link.getAttribute("href").slice(1);
+      const card = document.getElementById(id);
+      if (card) { focusItem(card); history.replaceState(null, "", "#" + id); }
     }
   });
   let drag = null, dragMoved = false;

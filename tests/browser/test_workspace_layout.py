@@ -96,6 +96,39 @@ def test_the_spec_graph_is_readable_and_links_to_its_specs(new_page, alice, data
 
 
 @pytest.mark.parametrize("size", sorted(SIZES))
+def test_a_dense_graph_opens_as_a_matrix(new_page, alice, dataset, size):
+    """Real synthesised tasks have specs that all need each other (100+ observed edges): as
+    lines they cannot be followed, so the card opens on the matrix; the graph is one click."""
+    task = many_specs_task(dataset=dataset, specs=14, dense=True)
+    page = _open(new_page, alice, task, size)
+    card = page.locator("#spec-graph")
+    assert card.get_attribute("data-view") == "matrix"
+    page.locator("#spec-graph").scroll_into_view_if_needed()
+    matrix = page.locator(".spec-matrix")
+    assert matrix.is_visible() and not page.locator("svg.depgraph").is_visible()
+    assert page.locator(".spec-matrix tbody tr").count() == 14
+    # Every cell stays readable: at least 20 px a side, and the matrix fits its column or
+    # scrolls inside it, never over the middle column.
+    cell = page.locator(".spec-matrix tbody td").first.bounding_box()
+    assert cell["width"] >= 20 and cell["height"] >= 20
+    wrap = box(page, ".spec-matrix-wrap")
+    assert (
+        wrap["x"] + wrap["width"]
+        <= box(page, "#spec-graph")["x"] + box(page, "#spec-graph")["width"]
+    )
+    observed = page.locator(".spec-matrix td.observed").first
+    assert "needs" in observed.get_attribute("title")
+    shot(page, f"graph-dense-matrix-{size}")
+    page.click("[data-graph-view='graph']")
+    assert page.locator("svg.depgraph").is_visible() and not matrix.is_visible()
+    shot(page, f"graph-dense-lines-{size}")
+    page.locator(".spec-matrix-wrap").evaluate("e => e")  # still in the page
+    page.click("[data-graph-view='matrix']")
+    page.locator('.spec-matrix tbody th a[href="#spec-S7"]').click()
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
 def test_the_workspace_layout_holds_at_common_widths(new_page, alice, dataset, size):
     task = rich_task(dataset=dataset)
     test = task.tests.first()
@@ -113,13 +146,14 @@ def test_the_workspace_layout_holds_at_common_widths(new_page, alice, dataset, s
     tops = {round(tabs.nth(i).bounding_box()["y"]) for i in range(tabs.count())}
     heights = {round(tabs.nth(i).bounding_box()["height"]) for i in range(tabs.count())}
     assert len(tops) == 1 and max(heights) < 40, (tops, heights)
-    # No tab reaches into the right column (the History key hint overlapped the lease).
-    right = box(page, ".zone-right")
-    middle = box(page, ".zone-middle")
+    # Every tab is whole inside the bar (none scrolled out of sight), and the bar does not
+    # reach into the right column (the History key hint overlapped the lease badge).
+    bar = box(page, ".tabs")
     last_tab = tabs.nth(tabs.count() - 1).bounding_box()
-    if right["y"] < middle["y"] + 40:  # side by side
-        assert last_tab["x"] + last_tab["width"] <= right["x"]
-        assert box(page, ".tabs")["x"] + box(page, ".tabs")["width"] <= right["x"] + 1
+    assert last_tab["x"] + last_tab["width"] <= bar["x"] + bar["width"] + 1
+    right = box(page, ".zone-right")
+    if right["y"] < bar["y"] + bar["height"]:  # the right column sits beside the tabs
+        assert bar["x"] + bar["width"] <= right["x"] + 1
     # "verified by" chips stay inside the spec card.
     card = box(page, "#spec-S1")
     for chip in page.locator("#spec-S1 .test-chip").all():

@@ -191,7 +191,9 @@ def rich_task(
 KINDS = ["functional", "interface", "error-handling", "security", "performance", "compatibility"]
 
 
-def many_specs_task(*, dataset, specs: int = 14, long_statement: bool = True) -> Task:
+def many_specs_task(
+    *, dataset, specs: int = 14, long_statement: bool = True, dense: bool = False
+) -> Task:
     """A task with `specs` specs (S1..Sn) in a layered web of declared and observed edges, a
     long statement and a test per spec: what a real synthesised task looks like."""
     task = rich_task(dataset=dataset)
@@ -240,6 +242,15 @@ def many_specs_task(*, dataset, specs: int = 14, long_statement: bool = True) ->
         SpecDependency.objects.create(
             task=task, from_spec=layers[1][0], to_spec=layers[1][1], evidence="observed"
         )
+    if dense:
+        # As validation observes on real synthesised tasks: specs of a layer need each other.
+        for layer in layers:
+            for a in layer:
+                for b in layer:
+                    if a != b:
+                        SpecDependency.objects.get_or_create(
+                            task=task, from_spec=a, to_spec=b, evidence="observed"
+                        )
     tests = list(task.tests.all())
     for i, test in enumerate(tests):
         test.specs.set(made[i * 2 % specs : i * 2 % specs + 2])

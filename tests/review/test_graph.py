@@ -111,3 +111,28 @@ def test_the_task_page_shows_the_graph_its_legend_and_the_same_graph_as_a_list(
     # The graph comes before the spec cards, right after the statement.
     assert html.index("spec-graph") < html.index('id="spec-S1"')
     assert html.index('id="statement"') < html.index("spec-graph")
+
+
+def _edge(a, b, declared=False, observed=True):
+    return {"from": a, "to": b, "declared": declared, "observed": observed, "detail": ""}
+
+
+def test_specs_that_need_each_other_get_one_line_with_two_heads():
+    edges = [_edge("S1", "S2"), _edge("S2", "S1"), _edge("S2", "S3", True, False)]
+    svg = str(graph.dependency_svg(_specs(3), edges))
+    assert svg.count('class="edge observed"') == 1 and 'marker-start="url(#arrow-o)"' in svg
+    assert "S1 and S2 depend on each other (observed)" in svg
+    assert svg.count('class="edge declared"') == 1
+
+
+def test_a_dense_graph_is_also_a_matrix():
+    specs = _specs(5)
+    edges = [_edge(a.key, b.key) for a in specs for b in specs if a is not b]
+    edges[0]["declared"] = True
+    assert graph.is_dense(specs, edges) and not graph.is_dense(specs, edges[:3])
+    rows = graph.adjacency(specs, edges)
+    assert [r["spec"].key for r in rows] == ["S1", "S2", "S3", "S4", "S5"]
+    first = rows[0]["cells"]
+    assert first[0]["self"] and not first[0]["kind"]
+    assert first[1]["kind"] == "both" and first[1]["title"] == "S1 needs S2 (declared and observed)"
+    assert first[2]["kind"] == "observed" and rows[0]["needs"] == 4
