@@ -181,17 +181,14 @@ class TaskAdminForm(forms.ModelForm):
             self.fields["base_commit"].help_text = "Blank: the repository's default commit."
 
     def clean(self):
-        from curation.services.tasks import TaskInputError, check_patches
+        from curation.runtime import base_reader
+        from curation.services.tasks import TaskInputError, check_patches, statement_problem
         from workers import gitstore
 
         cleaned = super().clean()
-        try:
-            check_patches(
-                reference_patch=cleaned.get("reference_patch", ""),
-                test_patch=cleaned.get("test_patch", ""),
-            )
-        except TaskInputError as exc:
-            raise forms.ValidationError(str(exc)) from None
+        problem = statement_problem(cleaned.get("problem_statement") or "")
+        if problem:
+            self.add_error("problem_statement", problem[0].upper() + problem[1:] + ".")
         repository = cleaned.get("repository")
         if repository is not None and self.instance.pk is None:
             wanted = cleaned.get("base_commit") or repository.default_commit
@@ -199,6 +196,15 @@ class TaskAdminForm(forms.ModelForm):
                 cleaned["base_commit"] = gitstore.resolve_commit(repository.git_dir, wanted)
             except gitstore.UnknownCommit:
                 self.add_error("base_commit", f"{wanted!r} is not a commit of {repository.name}")
+        commit = cleaned.get("base_commit") or self.instance.base_commit
+        try:
+            check_patches(
+                reference_patch=cleaned.get("reference_patch", ""),
+                test_patch=cleaned.get("test_patch", ""),
+                read_base=base_reader(repository, commit) if repository and commit else None,
+            )
+        except TaskInputError as exc:
+            raise forms.ValidationError(str(exc)) from None
         return cleaned
 
 

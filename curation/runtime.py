@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 from django.conf import settings
 
 from curation.models import EnvironmentRecipe, Repository
+from workers import gitstore
 from workers.recipes.recipe import Recipe
 from workers.sandbox.types import EnvironmentSpec, Limits, Snapshot
 from workers.sandbox_runtime import sandbox_backend
@@ -12,6 +16,29 @@ from workers.sandbox_runtime import sandbox_backend
 
 def run_in_sandbox(request):
     return sandbox_backend().run(request)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_at(git_dir: str, commit: str, path: str) -> str | None:
+    # A file at a commit never changes: pages that show tests read each one once.
+    try:
+        return gitstore.read_file(Path(git_dir), commit, path)
+    except (OSError, gitstore.GitError):
+        return None
+
+
+def base_reader(repository: Repository, commit: str):
+    """`read(path)`: a file of the repository at `commit` (None when absent), for what a
+    patch leaves behind (workers.testpatch)."""
+    git_dir = str(repository.git_dir)
+
+    def read(path: str) -> str | None:
+        # No repository stored (yet): nothing to read, and nothing cached that could go stale.
+        if not Path(git_dir).is_dir():
+            return None
+        return _file_at(git_dir, commit, path)
+
+    return read
 
 
 def snapshot_for(repository: Repository, commit: str | None = None) -> Snapshot:

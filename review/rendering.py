@@ -46,6 +46,34 @@ def markdown_html(text: str) -> SafeString:
     return mark_safe(clean)  # noqa: S308 - sanitized by nh3 just above
 
 
+# --- test ids --------------------------------------------------------------------------------
+
+# pytest writes non-ASCII parameter ids as escapes (`[\xfcn\xefcode]`); the stored id must stay
+# exactly that (it is how the test is run again), but a person reads the characters.
+_ID_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(\\))")
+
+
+def _unescape_id(match: re.Match) -> str:
+    if match.group(4):
+        return "\\"
+    code = int(match.group(1) or match.group(2) or match.group(3), 16)
+    if code > 0x10FFFF:
+        return match.group(0)
+    char = chr(code)
+    # Control and invisible characters stay escaped: they would hide what the id really holds.
+    return char if char.isprintable() and not char.isspace() else match.group(0)
+
+
+def readable_nodeid(nodeid: str) -> str:
+    """A pytest node id for display: escaped unicode in parameter ids shown as characters.
+
+    Display only; the result is text that templates escape like any other.
+    """
+    if "\\" not in (nodeid or ""):
+        return nodeid or ""
+    return _ID_ESCAPE.sub(_unescape_id, nodeid)
+
+
 # --- code ------------------------------------------------------------------------------------
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=False)
@@ -385,116 +413,6 @@ def diff_tables(df: DiffFile, patch: str, comments_by_line: dict | None) -> Safe
     return mark_safe("".join(out))  # noqa: S308 - every text above is escaped
 
 
-# --- the specs' dependency graph -------------------------------------------------------------
-
-
-def _layers(keys: list[str], edges: set[tuple[str, str]]) -> dict[str, int]:
-    """Depth of each spec: a spec sits one column right of everything it depends on."""
-    depth = dict.fromkeys(keys, 0)
-    for _ in range(len(keys)):
-        changed = False
-        for source, target in edges:
-            # A cycle stops growing at the spec count.
-            if (
-                source in depth
-                and target in depth
-                and depth[source] < depth[target] + 1 < len(keys)
-            ):
-                depth[source] = depth[target] + 1
-                changed = True
-        if not changed:
-            break
-    return depth
-
-
-def dependency_svg(specs: list, edges: list[dict]) -> SafeString:
-    """Specs as boxes in columns by dependency depth; declared edges solid, observed dashed.
-
-    `specs`: objects with .key and .kind; `edges`: {from, to, declared, observed, detail}.
-    """
-    if not specs:
-        return mark_safe("")
-    keys = [s.key for s in specs]
-    depth = _layers(keys, {(e["from"], e["to"]) for e in edges})
-    columns: dict[int, list] = {}
-    for spec in specs:
-        columns.setdefault(depth[spec.key], []).append(spec)
-    box_w, box_h, gap_x, gap_y, pad = 112, 40, 56, 18, 10
-    ncols = max(columns) + 1
-    nrows = max(len(c) for c in columns.values())
-    width = pad * 2 + ncols * box_w + (ncols - 1) * gap_x
-    height = pad * 2 + nrows * box_h + (nrows - 1) * gap_y
-    skips = any(
-        abs(depth[e["from"]] - depth[e["to"]]) > 1
-        for e in edges
-        if e["from"] in depth and e["to"] in depth
-    )
-    top = pad + (box_h if skips else 0)  # room above the boxes for edges that skip a column
-    height += top - pad
-    pos: dict[str, tuple[float, float]] = {}
-    for col, members in columns.items():
-        offset = (nrows - len(members)) * (box_h + gap_y) / 2
-        for row, spec in enumerate(members):
-            # Read left to right: a spec points right at what it depends on.
-            x = pad + (ncols - 1 - col) * (box_w + gap_x)
-            y = top + offset + row * (box_h + gap_y)
-            pos[spec.key] = (x, y)
-    parts = [
-        f'<svg class="depgraph" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="Dependency graph of the specifications">',
-        "<defs>"
-        '<marker id="arrow-d" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-        'class="arrow-declared"/></marker>'
-        '<marker id="arrow-o" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-        'class="arrow-observed"/></marker></defs>',
-    ]
-    for edge in edges:
-        if edge["from"] not in pos or edge["to"] not in pos:
-            continue
-        (x1, y1), (x2, y2) = pos[edge["from"]], pos[edge["to"]]
-        # From the dependent's left edge to the dependency's right edge (or around, if same col).
-        if x1 > x2:
-            sx, sy, tx, ty = x1, y1 + box_h / 2, x2 + box_w, y2 + box_h / 2
-        elif x1 < x2:
-            sx, sy, tx, ty = x1 + box_w, y1 + box_h / 2, x2, y2 + box_h / 2
-        else:
-            sx, sy, tx, ty = x1 + box_w, y1 + box_h / 2, x2 + box_w, y2 + box_h / 2
-        dx = max(30.0, abs(tx - sx) / 2)
-        c1 = sx - dx if x1 >= x2 else sx + dx
-        c2 = tx + dx if x1 >= x2 else tx - dx
-        cy1, cy2 = sy, ty
-        if x1 == x2:
-            c1, c2 = sx + 40, tx + 40
-        elif abs(x1 - x2) > box_w + gap_x and abs(sy - ty) < box_h:
-            # Skipping a column on one row: arc above the boxes in between.
-            cy1 = cy2 = min(sy, ty) - box_h * 1.1
-            sy, ty = sy - box_h / 2 + 4, ty - box_h / 2 + 4
-            sx, tx = sx - 14 if x1 < x2 else sx + 14, tx + 14 if x1 < x2 else tx - 14
-        both = edge["declared"] and edge["observed"]
-        cls = "edge both" if both else "edge declared" if edge["declared"] else "edge observed"
-        marker = "arrow-o" if edge["observed"] and not edge["declared"] else "arrow-d"
-        kinds = " and ".join(k for k in ("declared", "observed") if edge[k])
-        title = escape(f"{edge['from']} → {edge['to']} ({kinds}) {edge.get('detail', '')}".strip())
-        parts.append(
-            f'<path class="{cls}" d="M{sx:.0f},{sy:.0f} C{c1:.0f},{cy1:.0f} {c2:.0f},{cy2:.0f} '
-            f'{tx:.0f},{ty:.0f}" marker-end="url(#{marker})"><title>{title}</title></path>'
-        )
-    for spec in specs:
-        x, y = pos[spec.key]
-        kind = escape(spec.kind)
-        parts.append(
-            f'<g class="node kind-{kind}" data-spec="{escape(spec.key)}">'
-            f'<rect x="{x:.0f}" y="{y:.0f}" width="{box_w}" height="{box_h}" rx="6"/>'
-            f'<text x="{x + 10:.0f}" y="{y + 17:.0f}" class="key">{escape(spec.key)}</text>'
-            f'<text x="{x + 10:.0f}" y="{y + 32:.0f}" class="kind">{kind}</text>'
-            f"<title>{escape(spec.key)} ({kind}): {escape(spec.statement[:200])}</title></g>"
-        )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
-
-
 # --- charts ----------------------------------------------------------------------------------
 
 PALETTE = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#0c8599", "#7048e8", "#868e96"]
@@ -503,7 +421,9 @@ PALETTE = ["#3b5bdb", "#f08c00", "#2b8a3e", "#c2255c", "#0c8599", "#7048e8", "#8
 def pass_rate_svg(rows: list[dict], *, kinds: list[str]) -> SafeString:
     """Grouped bars: model pass rate (satisfied / total spec results) per spec kind."""
     models = sorted({r["model"] for r in rows})
-    if not rows or not models:
+    # Only kinds some model has results for: an empty column says nothing but looks like 0%.
+    kinds = [k for k in kinds if any(r["kind"] == k and r["total"] for r in rows)]
+    if not rows or not models or not kinds:
         return mark_safe("")
     rate = {(r["model"], r["kind"]): r for r in rows}
     left, top, bottom, chart_h = 40, 12, 54, 170

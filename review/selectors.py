@@ -11,7 +11,6 @@ import base64
 import datetime as dt
 import difflib
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +18,16 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, TruncDate
+from django.urls import reverse
 from django.utils import timezone
 
+from curation import runtime
 from curation.access import is_curator, visible_datasets, visible_tasks
 from curation.models import (
+    Dataset,
     Finding,
+    Release,
+    Repository,
     SpecDependency,
     Specification,
     SpecResult,
@@ -35,9 +39,12 @@ from curation.models import (
 from curation.selectors.audit import audit_calibration, blind_task_ids, current_findings
 from curation.selectors.audit import findings_hidden as blind_findings_hidden
 from curation.selectors.evaluations import pass_rates_by_kind
-from review import rendering
+from curation.services.tasks import statement_problem
+from review import graph, rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
+from workers import testpatch
 from workers.models import Job
+from workers.patchparts import PatchParseError
 
 PAGE_SIZE = 50
 STEP_PAGE = 20
@@ -212,54 +219,18 @@ def queue_choices(*, user) -> dict[str, Any]:
 
 # --- the task page ---------------------------------------------------------------------------
 
-_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)\s*\(")
 
-
-def test_source(test_patch: str, nodeid: str, files: dict | None = None) -> tuple[str, int]:
-    """The source of one test as the hidden test patch adds it, and its first line number."""
-    path, _, rest = nodeid.partition("::")
-    name = rest.split("::")[-1].split("[")[0]
-    if not path or not name:
-        return "", 0
-    if files is None:
-        files = patch_new_files(test_patch)
-    lines = files.get(path)
-    if not lines:
-        return "", 0
-    for i, line in enumerate(lines):
-        match = _DEF.match(line)
-        if not match or match.group(2) != name:
-            continue
-        indent = len(match.group(1))
-        start = i
-        while start > 0 and lines[start - 1].strip().startswith("@"):
-            start -= 1
-        end = i + 1
-        while end < len(lines):
-            text = lines[end]
-            if text.strip() and len(text) - len(text.lstrip()) <= indent:
-                break
-            end += 1
-        while end > i + 1 and not lines[end - 1].strip():
-            end -= 1
-        return "\n".join(lines[start:end]), start + 1
-    return "", 0
-
-
-def patch_new_files(patch: str) -> dict[str, list[str]]:
-    """Added lines per file of a patch (whole files for new ones), for showing test sources."""
-    files: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in (patch or "").split("\n"):
-        if line.startswith("+++ "):
-            target = line[4:].strip()
-            target = target[2:] if target.startswith("b/") else target
-            current = files.setdefault(target, [])
-        elif line.startswith("--- ") or line.startswith("diff --git"):
-            current = None if line.startswith("diff --git") else current
-        elif current is not None and line.startswith("+"):
-            current.append(line[1:])
-    return files
+def test_code(*, task: Task, test: TestCase, read_base=None) -> tuple[str, int, bool]:
+    """A test's source and first line as the hidden test patch leaves its file (what runs and
+    ships), and True; or the stored copy, line 1 and False when the test is not found there."""
+    read_base = read_base or runtime.base_reader(task.repository, task.base_commit)
+    try:
+        source, first = testpatch.source_of_test(task.test_patch, test.nodeid, read_base)
+    except PatchParseError:
+        source, first = "", 0
+    if source:
+        return source, first, True
+    return test.code, 1, False
 
 
 @dataclass
@@ -306,10 +277,17 @@ class Workspace:
     can_adjudicate: bool = False
     reviews_current: int = 0
     findings_hidden: bool = False
+    statement_problem: str = ""  # why this statement can never be approved, if it cannot
+    spec_matrix: list = field(default_factory=list)  # the graph as rows of cells
+    graph_dense: bool = False  # too many edges to follow as lines: the matrix comes first
 
     @property
     def approve_enabled(self) -> bool:
-        return self.task.is_validated and self.task.status == Task.Status.NEEDS_REVIEW
+        return (
+            self.task.is_validated
+            and self.task.status == Task.Status.NEEDS_REVIEW
+            and not self.statement_problem
+        )
 
     @property
     def running_jobs(self) -> list[Job]:
@@ -371,19 +349,14 @@ def task_workspace(*, task: Task, user) -> Workspace:
         spec = by_pk.get(spec_id)
         if spec is not None:
             spec_keys_of.setdefault(test_id, []).append(spec.key)
-    files = patch_new_files(task.test_patch)
+    read_base = runtime.base_reader(task.repository, task.base_commit)
     by_key = {s.key: s for s in specs}
     for test in tests:
         test.spec_keys = sorted(spec_keys_of.get(test.pk, []))
         for key in test.spec_keys:
             by_key[key].verified_by.append(test)
-        source, first = (
-            (test.code, 1)
-            if test.code.strip()
-            else test_source(task.test_patch, test.nodeid, files)
-        )
+        source, first, test.source_from_patch = test_code(task=task, test=test, read_base=read_base)
         test.source = source
-        test.source_from_patch = not test.code.strip() and bool(source)
         test.source_lines = (
             list(zip(range(first, first + 10_000), rendering.highlight_code(source), strict=False))
             if source
@@ -460,7 +433,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         jobs=jobs,
         lease=lease,
         adjudication=adjudication,
-        graph_svg=rendering.dependency_svg(specs, edges),
+        graph_svg=graph.dependency_svg(specs, edges),
         statement_html=rendering.markdown_html(task.problem_statement),
         reference_diff=rendering.parse_diff(task.reference_patch),
         test_diff=rendering.parse_diff(task.test_patch),
@@ -468,6 +441,9 @@ def task_workspace(*, task: Task, user) -> Workspace:
         reviews_current=sum(
             1 for r in reviews if r.task_revision == task.revision and not r.is_adjudication
         ),
+        statement_problem=statement_problem(task.problem_statement),
+        spec_matrix=graph.adjacency(specs, edges),
+        graph_dense=graph.is_dense(specs, edges),
     )
     editable = task.status in (
         Task.Status.DRAFT,
@@ -693,33 +669,87 @@ def my_queue(*, user) -> dict[str, Any]:
 
 
 def running_jobs(*, user, limit: int = 8) -> list[Job]:
+    """Queued and running jobs the user may know about, each with `subject` (what it works on,
+    named) and `subject_url`: tasks and trajectories of visible datasets for everyone,
+    synthesis into a visible dataset too; repositories, datasets and releases for curators."""
     jobs = list(
         Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("-id")[:50]
     )
-    task_type = ContentType.objects.get_for_model(Task)
-    task_ids = {int(j.target_id) for j in jobs if j.target_type_id == task_type.pk and j.target_id}
-    visible = (
-        set(visible_tasks(user).filter(pk__in=task_ids).values_list("pk", flat=True))
-        if task_ids
-        else set()
-    )
+    curator = is_curator(user)
+    types = ContentType.objects.get_for_models(Task, Trajectory, Repository, Dataset, Release)
+    by_type: dict[int, set[int]] = {}
+    for job in jobs:
+        if job.target_type_id and str(job.target_id).isdigit():
+            by_type.setdefault(job.target_type_id, set()).add(int(job.target_id))
+
+    def ids(model) -> set[int]:
+        return by_type.get(types[model].pk, set())
+
     tasks = (
-        {t.pk: t for t in Task.objects.filter(pk__in=visible).only("id", "instance_id", "title")}
-        if visible
+        {t.pk: t for t in visible_tasks(user).filter(pk__in=ids(Task)).only("id", "instance_id")}
+        if ids(Task)
+        else {}
+    )
+    trajectories = (
+        {
+            t.pk: t
+            for t in Trajectory.objects.filter(pk__in=ids(Trajectory), task__in=visible_tasks(user))
+            .select_related("task")
+            .only("id", "model_name", "task__instance_id")
+        }
+        if ids(Trajectory)
+        else {}
+    )
+    repositories = (
+        dict(Repository.objects.filter(pk__in=ids(Repository)).values_list("pk", "name"))
+        if ids(Repository)
+        else {}
+    )
+    datasets_seen = dict(visible_datasets(user).values_list("pk", "name"))
+    releases = (
+        {
+            r.pk: r
+            for r in Release.objects.filter(pk__in=ids(Release)).select_related("dataset")
+            if r.dataset_id in datasets_seen
+        }
+        if ids(Release)
         else {}
     )
     shown = []
     for job in jobs:
-        target = (
-            int(job.target_id) if job.target_type_id == task_type.pk and job.target_id else None
-        )
-        if target is not None and target in visible:
-            job.task = tasks.get(target)
-            shown.append(job)
-        elif target is None and is_curator(user):
-            job.task = None
-            shown.append(job)
+        target = int(job.target_id) if str(job.target_id).isdigit() else None
+        kind = next((m for m, ct in types.items() if ct.pk == job.target_type_id), None)
+        job.task = None
+        job.subject, job.subject_url = "", ""
+        if kind is Task and target in tasks:
+            job.task = tasks[target]
+            job.subject = tasks[target].instance_id
+            job.subject_url = reverse("review-task", args=[target])
+        elif kind is Trajectory and target in trajectories:
+            trajectory = trajectories[target]
+            job.subject = f"{trajectory.model_name} on {trajectory.task.instance_id}"
+            job.subject_url = reverse("review-trajectory", args=[target])
+        elif kind is Repository and target in repositories:
+            # Synthesis fills a dataset: its reviewers see the tasks being made and validated.
+            into = datasets_seen.get((job.params or {}).get("dataset_id"))
+            if not (curator or into):
+                continue
+            job.subject = repositories[target] + (f" → {into}" if into else "")
+        elif kind is Release and target in releases:
+            job.subject = f"{releases[target].dataset.name} {releases[target].version}"
+        elif kind is Dataset and target in datasets_seen and curator:
+            job.subject = datasets_seen[target]
+        elif kind is None and curator:
+            job.subject = ""
+        else:
+            continue
+        shown.append(job)
     return shown[:limit]
+
+
+def validating_count(*, user) -> int:
+    """Tasks the user can see that are being validated (possibly inside a synthesis job)."""
+    return visible_tasks(user).filter(status=Task.Status.VALIDATING).count()
 
 
 def throughput(*, user, days: int = 14) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from django.utils import timezone
 from curation.access import is_curator, require_reviewer, visible_tasks
 from curation.models import Specification, Task, TestCase
 from curation.selectors.audit import findings_hidden
+from curation.services.tasks import statement_problem
 from curation.services.webhooks import webhook_task_approved
 from review.models import Adjudication, Comment, Review, ReviewAssignment
 
@@ -64,6 +65,18 @@ class ReviewStale(ReviewError):
 
 class NotAdjudicable(ReviewError):
     status = 409
+
+
+class NotApprovable(ReviewError):
+    """The task's content fails a rule every approved task must meet (e.g. its statement)."""
+
+    status = 409
+
+
+def _approvable(task: Task) -> None:
+    problem = statement_problem(task.problem_statement)
+    if problem:
+        raise NotApprovable(f"This task cannot be approved: {problem}. Edit it, or reject it.")
 
 
 def lease_seconds() -> int:
@@ -286,6 +299,8 @@ def _notify_task_approved(task: Task) -> None:
 
 def _finalise(task: Task, decision: str) -> str:
     status = FINAL_STATUS[decision]
+    if status == Task.Status.APPROVED:
+        _approvable(task)  # whoever's decision tips the consensus, the rule holds
     Task.objects.filter(pk=task.pk).update(status=status, updated_at=timezone.now())
     task.status = status
     if status == Task.Status.APPROVED:
@@ -324,12 +339,25 @@ def review_submit(
             task=task, reviewer=user, status=ReviewAssignment.Status.ACTIVE
         ).first()
         if assignment is None:
+            mine = (
+                task.reviews.filter(reviewer=user, task_revision=task.revision)
+                .order_by("-created_at")
+                .first()
+            )
+            if mine is not None:
+                # A second click (or a second tab) after the decision went through.
+                raise AlreadyReviewed(
+                    f"Already decided: your {mine.get_decision_display().lower()} of "
+                    f"r{task.revision} is recorded."
+                )
             raise LeaseLost("You do not hold this task (your lease expired?). Claim it again.")
         # A task that failed revalidation (draft) can still be rejected or sent back.
         if task.status not in (Task.Status.NEEDS_REVIEW, Task.Status.VALIDATING, Task.Status.DRAFT):
             raise ReviewError(f"The task is {task.get_status_display().lower()}.")
         if rubric.decision == Review.Decision.APPROVE and not task.is_validated:
             raise NotValidated("Approve waits until the latest revision has validated.")
+        if rubric.decision == Review.Decision.APPROVE:
+            _approvable(task)
         now = timezone.now()
         # Whether the findings panel was hidden from this reviewer, who holds the lease.
         blind = findings_hidden(task=task, user=user, holds_lease=True)
@@ -355,17 +383,19 @@ def review_submit(
         if len(decisions) < required:
             return DecisionOutcome(review, None, None, required - len(decisions))
         agreed = consensus_of(list(decisions.values()), task.dataset.consensus)
+        rule = task.dataset.consensus
+        tally = ", ".join(f"{d} x{n}" for d, n in Counter(decisions.values()).most_common())
+        reason = f"{rule} rule not met: {tally}"
+        problem = statement_problem(task.problem_statement)
+        if agreed == Review.Decision.APPROVE and problem:
+            # The reviewers' approval cannot stand; a curator settles it (reject or send back).
+            agreed, reason = None, f"{tally}, but the task cannot be approved: {problem}"
         if agreed is not None:
             return DecisionOutcome(review, _finalise(task, agreed), None, 0)
-        rule = task.dataset.consensus
         adjudication, _ = Adjudication.objects.get_or_create(
             task=task,
             task_revision=task.revision,
-            defaults={
-                "reason": f"{rule} rule not met: "
-                + ", ".join(f"{d} x{n}" for d, n in Counter(decisions.values()).most_common()),
-                "decisions": decisions,
-            },
+            defaults={"reason": reason[:300], "decisions": decisions},
         )
         return DecisionOutcome(review, None, adjudication, 0)
 
@@ -383,6 +413,8 @@ def review_adjudicate(*, adjudication: Adjudication, user, rubric: RubricInput) 
             raise NotAdjudicable("The task changed since the reviewers disagreed.")
         if rubric.decision == Review.Decision.APPROVE and not task.is_validated:
             raise NotValidated("Approve waits until the latest revision has validated.")
+        if rubric.decision == Review.Decision.APPROVE:
+            _approvable(task)
         review = _rubric_review(task, user, rubric, is_adjudication=True)
         Adjudication.objects.filter(pk=adjudication.pk, resolved_at__isnull=True).update(
             resolved_at=timezone.now(), resolved_by=user, review=review

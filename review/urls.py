@@ -17,6 +17,11 @@ urlpatterns = [
     ),
     path("review/tasks/<int:task_id>/history", views.task_history, name="review-task-history"),
     path("review/tasks/<int:task_id>/jobs", views.task_jobs, name="review-task-jobs"),
+    path(
+        "review/tasks/<int:task_id>/saved/<int:revision>",
+        views.task_saved,
+        name="review-task-saved",
+    ),
     path("review/tasks/<int:task_id>/claim", views.task_claim, name="review-task-claim"),
     path("review/tasks/<int:task_id>/release", views.task_release, name="review-task-release"),
     path(

@@ -15,10 +15,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
+from django_htmx.http import (
+    HttpResponseClientRedirect,
+    HttpResponseStopPolling,
+    trigger_client_event,
+)
 
 from curation.access import (
     get_dataset_for_user,
@@ -109,6 +114,7 @@ def dashboard(request):
         "statuses": Task.Status.values,
         "mine": selectors.my_queue(user=user),
         "jobs": selectors.running_jobs(user=user),
+        "validating": selectors.validating_count(user=user),
         "throughput": selectors.throughput(user=user),
         "agreement": report,
         "chart": rendering.pass_rate_svg(rates, kinds=Specification.Kind.values),
@@ -129,7 +135,10 @@ def running_jobs(request):
         request,
         "review/dashboard.html",
         "jobs",
-        {"jobs": selectors.running_jobs(user=request.user)},
+        {
+            "jobs": selectors.running_jobs(user=request.user),
+            "validating": selectors.validating_count(user=request.user),
+        },
     )
 
 
@@ -209,7 +218,6 @@ PANELS = {
     "decision": "decision",
     "specs": "specs",
     "tests": "tests",
-    "patches": "patches",
     "findings": "findings",
     "comments": "comments",
 }
@@ -270,6 +278,30 @@ def task_jobs(request, task_id):
     return response
 
 
+@require_GET
+@reviewer_required
+def task_saved(request, task_id, revision):
+    """The "Saved as rN" note of an edit, polled while rN validates; 286 once that ended."""
+    task = _task(request, task_id)
+    if task.revision != revision:
+        state = "superseded"
+    elif task.status == Task.Status.VALIDATING:
+        state = "validating"
+    else:
+        state = "validated" if task.validated_revision == revision else "invalid"
+    context = {
+        "task": task,
+        "saved_revision": revision,
+        "saved_state": state,
+        "saved_final": state != "validating",
+    }
+    if state == "validating":
+        return _partial(request, "review/task.html", "saved-note", context)
+    return HttpResponseStopPolling(
+        render_to_string("review/task.html#saved-note", context, request=request)
+    )
+
+
 # --- leases ----------------------------------------------------------------------------------
 
 
@@ -313,7 +345,8 @@ def task_release(request, task_id):
             return _lease_response(request, task, note="You do not hold this task.", status=409)
         messages.error(request, "You do not hold this task.")
         return redirect("review-task", task_id=task.pk)
-    messages.info(request, f"Released {task.instance_id}.")
+    # Not "released": on this site a release is a dataset version.
+    messages.info(request, f"Returned {task.instance_id} to the queue.")
     if request.htmx:
         return HttpResponseClientRedirect(reverse("review-queue"))
     return redirect("review-queue")
@@ -481,9 +514,7 @@ def _edit_form(task: Task, part: str, obj, data=None):
             },
         )
     if part == "test":
-        code = obj.code
-        if not code.strip():
-            code, _ = selectors.test_source(task.test_patch, obj.nodeid)
+        code, _, _ = selectors.test_code(task=task, test=obj)
         return TestCodeForm(
             data,
             spec_keys=keys,

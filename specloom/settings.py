@@ -38,7 +38,11 @@ if SPECLOOM_ENV not in {"development", "production"}:
     )
 PRODUCTION = SPECLOOM_ENV == "production"
 
-DEBUG = env_bool("SPECLOOM_DEBUG", not PRODUCTION)
+# Off unless asked for (SPECLOOM_DEBUG=1), the demo included: Django's debug pages list every
+# URL pattern and much of the configuration.
+DEBUG = env_bool("SPECLOOM_DEBUG", False)
+# If it is on anyway, its pages still hide connection URLs (they can carry passwords).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "specloom.errors.SettingsHidingFilter"
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
@@ -174,6 +178,8 @@ SPECLOOM_JAIL_USER = env_str("SPECLOOM_JAIL_USER", "nobody")
 SPECLOOM_SANDBOX_SWEEP_SECONDS = env_int("SPECLOOM_SANDBOX_SWEEP_SECONDS", 300, minimum=10)
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
 SPECLOOM_ARCHIVE_MAX_FILES = env_int("SPECLOOM_ARCHIVE_MAX_FILES", 20_000, minimum=1)
+# A task's problem statement: refused at save (and at approval) when empty or larger than this.
+SPECLOOM_STATEMENT_MAX_BYTES = env_int("SPECLOOM_STATEMENT_MAX_BYTES", 64 * 1024, minimum=1)
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
 # Folders on the server that curators may import repositories from (by path, in the browser or
 # the API). Unset: any path in development, none in production; the command line may use any.
@@ -326,6 +332,7 @@ USE_TZ = True
 # --- Security --------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+CSRF_FAILURE_VIEW = "curation.api.errors.csrf_failure"  # the API's error body under /api/
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -14,6 +14,9 @@ urlpatterns = [
     path("", include("review.urls")),
 ]
 
-# Under /api/ a missing route or a crash answers in the API's one error body.
+# Under /api/ a missing route, a refusal or a crash answers in the API's one error body;
+# elsewhere the app's pages in templates/ (404.html, 403.html, 500.html).
+handler400 = "curation.api.errors.bad_request"
+handler403 = "curation.api.errors.permission_denied"
 handler404 = "curation.api.errors.page_not_found"
 handler500 = "curation.api.errors.server_error"

@@ -61,7 +61,10 @@ def sandbox_root(settings):
     """The sandbox for app-level tests: environments cached across test runs."""
     from curation import runtime
 
-    settings.SPECLOOM_SANDBOX_ROOT = Path("/var/tmp/specloom-test-jail-app")
+    # Beside the sandbox tests' root ($SPECLOOM_TEST_SANDBOX_ROOT): runs sharing a machine
+    # (several checkouts) each set their own, so one run's sweep never removes another's runs.
+    root = os.environ.get("SPECLOOM_TEST_SANDBOX_ROOT", "/var/tmp/specloom-test-jail")
+    settings.SPECLOOM_SANDBOX_ROOT = Path(f"{root}-app")
     runtime.sandbox_backend.cache_clear()
     yield settings.SPECLOOM_SANDBOX_ROOT
     runtime.sandbox_backend.cache_clear()

@@ -103,6 +103,12 @@ def _apply(base_lines: list[str], regions: list[_Region]) -> list[str]:
     return out
 
 
+def patched_text(patched_file, base_text: str) -> str:
+    """One file of a parsed patch applied to its base text (PatchParseError if it does not fit)."""
+    base_lines = base_text.splitlines(keepends=True)
+    return "".join(_apply(base_lines, _regions_of(patched_file, base_lines)))
+
+
 def _function_spans(source: str) -> list[tuple[int, int, str]]:
     """(first line, last line, qualified name) of every function, 1-based, innermost last."""
     try:

@@ -37,12 +37,15 @@ class JobLeaseLost(RuntimeError):
 
 class JobFailed(Exception):
     """A handler's honest "this produced nothing": the job ends failed with `message` (one
-    sentence of cause and how to fix it) and keeps `result` (e.g. the report of what was
-    tried), without a traceback."""
+    sentence of cause and how to fix it; no traceback, it is not a crash), `error` the longer
+    text when there is one, and keeps `result` (e.g. the report of what was tried)."""
 
-    def __init__(self, message: str, *, result: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, *, error: str = "", result: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = self.reason = message
+        self.error = error or message
         self.result = result or {}
 
 
@@ -323,11 +326,11 @@ def job_execute(*, job_id: int, worker: str | None = None) -> str:
     except JobLeaseLost:
         logger.warning("job %s lost its lease while running; leaving it to its new owner", job.pk)
         return "lost"
+    except JobFailed as exc:
+        job_fail(job=job, error=exc.error, message=exc.message, result=exc.result)
+        return "failed"
     except UnknownJobKind as exc:
         job_fail(job=job, error=str(exc), message="failed: unknown job kind")
-        return "failed"
-    except JobFailed as failed:
-        job_fail(job=job, error=failed.message, message=failed.message, result=failed.result)
         return "failed"
     except Exception as exc:
         logger.exception("job %s (%s) failed", job.pk, job.kind)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, JsonResponse
-from django.views import defaults
+from django.views import csrf, defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -78,11 +79,39 @@ def _is_api(request) -> bool:
     return request.path.startswith("/api/")
 
 
+@csrf_exempt  # it changes nothing; an unknown path is a 404 whatever the method or cookies
+def api_not_found(request, *args, **kwargs):
+    """Every /api/ path no route takes (the last pattern under /api/): the error body even
+    with DEBUG on, where Django would answer its HTML page listing every URL pattern."""
+    return JsonResponse(error_body(404, "No such endpoint or object."), status=404)
+
+
 def page_not_found(request, exception):
     """Django's 404 (no route matched), in the API's error body under /api/."""
     if _is_api(request):
-        return JsonResponse(error_body(404, "No such endpoint or object."), status=404)
+        return api_not_found(request)
     return defaults.page_not_found(request, exception)
+
+
+def permission_denied(request, exception):
+    if _is_api(request):
+        message = str(exception) or "You do not have permission to do this."
+        return JsonResponse(error_body(403, message), status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """A refused CSRF check (a browser session posting without the token)."""
+    if _is_api(request):
+        message = "CSRF check failed: send the X-CSRFToken header, or use a token."
+        return JsonResponse(error_body(403, message), status=403)
+    return csrf.csrf_failure(request, reason=reason)
+
+
+def bad_request(request, exception):
+    if _is_api(request):
+        return JsonResponse(error_body(400, "The request is not valid."), status=400)
+    return defaults.bad_request(request, exception)
 
 
 def server_error(request):

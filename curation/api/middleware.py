@@ -1,4 +1,5 @@
-"""Refuse oversized API bodies before anything reads them: 413 with the API's error body.
+"""Refuse oversized API bodies before anything reads them: 413 with the API's error body;
+and read `/api/v1/<path>/` as `/api/v1/<path>`.
 
 DRF's JSON parser reads the request stream directly, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE
 (which guards `request.body` and form parsing) would never apply to a JSON upload.
@@ -12,6 +13,7 @@ from django.http import JsonResponse
 from curation.api.errors import error_body
 
 API_PREFIX = "/api/"
+V1_PREFIX = "/api/v1/"
 
 
 class ApiBodyLimitMiddleware:
@@ -19,6 +21,13 @@ class ApiBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        path = request.path_info
+        if path.startswith(V1_PREFIX) and len(path) > len(V1_PREFIX) and path.endswith("/"):
+            # A trailing slash is tolerated: `/api/v1/tasks/` is `/api/v1/tasks` (clients and
+            # docs write both; a redirect would lose a POST's body). The routes and the
+            # OpenAPI schema keep one spelling, without the slash.
+            request.path_info = path.rstrip("/")
+            request.path = request.path.rstrip("/")
         if request.path.startswith(API_PREFIX):
             limit = settings.SPECLOOM_UPLOAD_MAX_BYTES
             try:

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from curation import access
+from curation.api.errors import error_body
 from curation.api.filters import TaskFilter
 from curation.api.router import router
 from curation.exports.formats import MEDIA_TYPES, STREAMABLE, SUFFIXES, jsonl_chunks
@@ -23,6 +24,7 @@ from curation.models import (
     Task,
     TestCase,
 )
+from curation.services.editing import EditNotAllowed, StaleRevision, task_update_content
 from curation.services.tasks import TaskInputError, task_create
 
 
@@ -128,11 +130,37 @@ class TestInputSerializer(serializers.Serializer):
     code = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+class TaskEditSerializer(serializers.Serializer):
+    """A content edit: the revision you read, and what changes (curation.services.editing)."""
+
+    revision = serializers.IntegerField(
+        min_value=1, help_text="the revision you edited; 409 if the task moved on"
+    )
+    title = serializers.CharField(required=False, max_length=300)
+    problem_statement = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False
+    )
+    reference_patch = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    test_patch = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    specs = serializers.DictField(
+        required=False,
+        child=serializers.DictField(),
+        help_text='{"S1": {"statement", "kind", "rationale", "depends_on": ["S2"]}}',
+    )
+    tests = serializers.DictField(
+        required=False,
+        child=serializers.DictField(),
+        help_text='{"<node id>": {"code": "def test_...", "specs": ["S1"]}}: code is written '
+        "into the test patch",
+    )
+
+
 class TaskCreateSerializer(serializers.Serializer):
     dataset = serializers.CharField(max_length=100, help_text="dataset name")
     repository = serializers.CharField(max_length=100, help_text="repository name")
     title = serializers.CharField(max_length=300)
-    problem_statement = serializers.CharField()
+    # Blank or oversized statements get the service's message (one rule for every path).
+    problem_statement = serializers.CharField(allow_blank=True, trim_whitespace=False)
     base_commit = serializers.CharField(max_length=40, required=False, allow_blank=True)
     reference_patch = serializers.CharField()
     test_patch = serializers.CharField(required=False, allow_blank=True, default="")
@@ -184,7 +212,7 @@ class TaskViewSet(
     filterset_class = TaskFilter
 
     def required_role(self, request):
-        return access.CURATOR if request.method == "POST" else None
+        return access.CURATOR if request.method in ("POST", "PATCH") else None
 
     @property
     def extra_query_params(self):
@@ -197,7 +225,31 @@ class TaskViewSet(
         return task_queryset().filter(pk__in=visible.values("pk")).order_by("id")
 
     def get_serializer_class(self):
-        return TaskCreateSerializer if self.action == "create" else TaskSerializer
+        return {"create": TaskCreateSerializer, "partial_update": TaskEditSerializer}.get(
+            self.action, TaskSerializer
+        )
+
+    @extend_schema(
+        request=TaskEditSerializer,
+        responses={200: TaskSerializer, 409: OpenApiResponse(description="stale revision")},
+    )
+    def partial_update(self, request, *args, **kwargs):
+        """Edit a task's content as a new revision and revalidate it (curators)."""
+        task = self.get_object()
+        data = TaskEditSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        revision = values.pop("revision")
+        try:
+            task_update_content(
+                task=task, user=request.user, expected_revision=revision, changes=values
+            )
+        except StaleRevision as stale:
+            # What the other person changed travels with the refusal, as in the web editor.
+            return Response(error_body(409, str(stale), stale.as_dict()), status=409)
+        except (TaskInputError, EditNotAllowed) as exc:
+            raise ValidationError({"non_field_errors": [str(exc)]}) from None
+        return Response(TaskSerializer(task_queryset().get(pk=task.pk)).data)
 
     @extend_schema(request=TaskCreateSerializer, responses={201: TaskSerializer})
     def create(self, request, *args, **kwargs):

@@ -1,10 +1,11 @@
 """The REST API under /api/v1/, its OpenAPI schema and Swagger UI."""
 
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 # Resource modules register their viewsets on the router when imported; list them here.
 from curation.api import resources, trajectories  # noqa: F401
+from curation.api.errors import api_not_found
 from curation.api.recipes import RepositoryRecipePrepareView, RepositoryRecipeView
 from curation.api.router import router
 
@@ -18,4 +19,6 @@ urlpatterns = [
     path("api/v1/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Last under /api/: anything else answers the API's error body, never an HTML page.
+    re_path(r"^api/", api_not_found),
 ]

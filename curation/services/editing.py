@@ -14,6 +14,10 @@ Shared by the reviewer's workspace and the REST API. `changes` is a plain dict:
     }
 
 Every key is optional; only what differs from the stored content counts as a change.
+
+A test's `code` is not a copy kept for show: it is the test's definition in the hidden test
+patch, and saving it rewrites that patch (workers.testpatch), which is what validation runs
+and exports ship. The revision records both the code's and the patch's before and after.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ from django.db import transaction
 from django.dispatch import Signal
 
 from curation.models import SpecDependency, Specification, Task, TaskRevision
-from curation.services.tasks import TaskInputError, check_patches
+from curation.runtime import base_reader
+from curation.services.tasks import TaskInputError, check_patches, check_statement
 from curation.services.validation import VALIDATABLE, task_validation_enqueue
+from workers.patchparts import PatchParseError
+from workers.testpatch import PatchEditError, replace_test, source_of_test
 
 TEXT_FIELDS = ("title", "problem_statement", "reference_patch", "test_patch")
 SPEC_FIELDS = ("statement", "kind", "rationale", "depends_on")
@@ -139,6 +146,8 @@ def _spec_changes(task: Task, specs_in: Any, diff: dict, ops: list) -> None:
 
 
 def _test_changes(task: Task, tests_in: Any, diff: dict, ops: list) -> None:
+    """Links and code of tests. New code is written into the test patch (the one in `diff`
+    if this save also edits the patch, else the stored one)."""
     if not isinstance(tests_in, dict):
         raise TaskInputError("tests must map pytest node ids to their fields")
     tests = {t.nodeid: t for t in task.tests.filter(nodeid__in=list(tests_in))}
@@ -155,9 +164,19 @@ def _test_changes(task: Task, tests_in: Any, diff: dict, ops: list) -> None:
             raise TaskInputError(f"test {nodeid}: only {', '.join(TEST_FIELDS)} can be edited")
         if "code" in fields:
             after = _text(fields["code"], f"test {nodeid} code")
-            if after != test.code:
-                diff[f"tests.{nodeid}.code"] = {"before": test.code, "after": after}
-                ops.append(("test", test, "code", after))
+            patch = diff.get("test_patch", {}).get("after", task.test_patch)
+            read_base = base_reader(task.repository, task.base_commit)
+            try:
+                before, _ = source_of_test(patch, nodeid, read_base)
+                new_patch = replace_test(patch, nodeid, after, read_base)
+            except (PatchEditError, PatchParseError) as exc:
+                raise TaskInputError(f"test {nodeid}: {exc}") from None
+            if new_patch != patch:
+                diff[f"tests.{nodeid}.code"] = {"before": before, "after": after.rstrip()}
+                previous = diff.get("test_patch", {}).get("before", task.test_patch)
+                diff["test_patch"] = {"before": previous, "after": new_patch}
+                # The stored copy follows the patch, for readers of the row.
+                ops.append(("test", test, "code", after.rstrip()))
         if "specs" in fields:
             after = _keys(fields["specs"], f"test {nodeid} specs")
             unknown = [k for k in after if k not in spec_keys]
@@ -219,17 +238,20 @@ def task_update_content(
                     raise TaskInputError("the title is empty")
                 if after != getattr(locked, name):
                     diff[name] = {"before": getattr(locked, name), "after": after}
+        if "problem_statement" in diff:
+            check_statement(diff["problem_statement"]["after"])
+        if "specs" in changes:
+            _spec_changes(locked, changes["specs"], diff, ops)
+        if "tests" in changes:
+            _test_changes(locked, changes["tests"], diff, ops)
         if "reference_patch" in diff or "test_patch" in diff:
             check_patches(
                 reference_patch=diff.get("reference_patch", {}).get(
                     "after", locked.reference_patch
                 ),
                 test_patch=diff.get("test_patch", {}).get("after", locked.test_patch),
+                read_base=base_reader(locked.repository, locked.base_commit),
             )
-        if "specs" in changes:
-            _spec_changes(locked, changes["specs"], diff, ops)
-        if "tests" in changes:
-            _test_changes(locked, changes["tests"], diff, ops)
         if not diff:
             return EditResult(task=locked, revision=None)
 

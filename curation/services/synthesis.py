@@ -21,7 +21,7 @@ from curation import runtime
 from curation.models import Dataset, EnvironmentRecipe, Repository, SpecDependency, Task, TestCase
 from curation.services.recipes import recipe_prepare
 from curation.services.repositories import RepositoryNotReady, repository_check_usable
-from curation.services.tasks import task_create
+from curation.services.tasks import TaskInputError, task_create
 from curation.services.validation import task_validate_now, task_validation_abandon
 from workers import gitstore
 from workers.models import Job
@@ -247,12 +247,18 @@ def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[
     )
     synthesis_seconds = time.monotonic() - started
     origin = Task.Origin.LLM if engine == "llm" else Task.Origin.PROCEDURAL
-    tasks = [
-        _store_proposal(
-            proposal=proposal, repository=repository, dataset=dataset, job=job, origin=origin
-        )
-        for proposal in outcome.proposals
-    ]
+    tasks = []
+    for proposal in outcome.proposals:
+        try:
+            stored = _store_proposal(
+                proposal=proposal, repository=repository, dataset=dataset, job=job, origin=origin
+            )
+        except TaskInputError as exc:
+            # A proposal the save-time gates refuse (empty statement, a patch that does not
+            # compile) is dropped with its reason; the other proposals are still stored.
+            ctx.log(f"proposal {proposal.title!r} not stored: {exc}")
+            continue
+        tasks.append(stored)
     validation_failures: Counter[str] = Counter()
     validation_seconds = []
     for index, task in enumerate(tasks):

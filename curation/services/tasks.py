@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
 from curation.models import Dataset, Repository, SpecDependency, Specification, Task, TestCase
+from curation.runtime import base_reader
 from workers import gitstore
 from workers.patchparts import PatchParseError, changed_paths
+from workers.testpatch import ReadBase, patch_syntax_errors
 
 
 class TaskInputError(ValueError):
@@ -41,6 +44,30 @@ def _check_patch(name: str, patch: str, *, required: bool) -> None:
         raise TaskInputError(f"the {name} is not a valid unified diff: {exc}") from None
 
 
+def statement_problem(text: str) -> str:
+    """Why a problem statement cannot be a task's ("" when it can): empty, or over the limit.
+
+    The same rule refuses it at every save (web, API, admin) and refuses to approve a task
+    that still carries one (tasks stored before the rule existed).
+    """
+    if not (text or "").strip():
+        return "the problem statement is empty"
+    limit = settings.SPECLOOM_STATEMENT_MAX_BYTES
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        return (
+            f"the problem statement is {size:,} bytes; the limit is {limit:,} bytes "
+            "(SPECLOOM_STATEMENT_MAX_BYTES)"
+        )
+    return ""
+
+
+def check_statement(text: str) -> None:
+    problem = statement_problem(text)
+    if problem:
+        raise TaskInputError(problem)
+
+
 def task_allocate_identity(*, task: Task) -> None:
     """Give a new task (not yet saved) its number and instance id, and resolve its commit."""
     try:
@@ -55,9 +82,20 @@ def task_allocate_identity(*, task: Task) -> None:
     task.instance_id = instance_id_for(task.repository, task.number)
 
 
-def check_patches(*, reference_patch: str, test_patch: str) -> None:
+def check_patches(
+    *, reference_patch: str, test_patch: str, read_base: ReadBase | None = None
+) -> None:
+    """Both patches are unified diffs that change files, and every Python file they leave
+    behind compiles (the file, line and error say where it does not)."""
     _check_patch("reference patch", reference_patch, required=True)
     _check_patch("test patch", test_patch, required=False)
+    for name, patch in (("reference patch", reference_patch), ("test patch", test_patch)):
+        if not patch.strip():
+            continue
+        errors = patch_syntax_errors(patch, read_base)
+        if errors:
+            more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+            raise TaskInputError(f"the {name} does not compile: {'; '.join(errors[:3])}{more}")
 
 
 @transaction.atomic
@@ -95,8 +133,12 @@ def task_create(
         raise TaskInputError(
             f"commit {base_commit!r} does not exist in {repository.name}"
         ) from None
-    _check_patch("reference patch", reference_patch, required=True)
-    _check_patch("test patch", test_patch, required=False)
+    check_statement(problem_statement)
+    check_patches(
+        reference_patch=reference_patch,
+        test_patch=test_patch,
+        read_base=base_reader(repository, commit),
+    )
 
     number = _next_number(repository)
     task = Task.objects.create(

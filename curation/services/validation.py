@@ -21,10 +21,14 @@ from workers import gitstore
 from workers.models import Job
 from workers.patchparts import PatchParseError, PatchPart, split_by_function
 from workers.sandbox import SandboxError
-from workers.services import job_enqueue
+from workers.sandbox.types import RunRequest, RunResult
+from workers.services import JobFailed, JobLeaseLost, job_enqueue
 from workers.validation import ValidationInput, ValidationOutcome, validate_task
 
 VALIDATION_SOURCE = "validation"
+OUTPUT_TAIL_CHARS = 4000
+# The sandbox's per-run working folder: a server path, and noise in every message it is in.
+_RUN_FOLDER = re.compile(r"(?:/[^\s'\"/:]+)*/runs/[0-9a-f]{8,}(?:/work)?(/|\b)")
 VALIDATABLE = (
     Task.Status.DRAFT,
     Task.Status.VALIDATING,
@@ -84,6 +88,61 @@ def reference_parts_for(task: Task) -> list[dict[str, Any]]:
     return result
 
 
+def _scrub(text: str) -> str:
+    return _RUN_FOLDER.sub(lambda m: "" if m.group(1) else ".", text or "")
+
+
+class _OutputCapture:
+    """Wraps the sandbox runner to keep the output of the first run that went wrong (patch
+    failure, limit, collection error): the one thing a person needs to see why."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.tail = ""
+
+    def __call__(self, request: RunRequest) -> RunResult:
+        result = self.runner(request)
+        if not self.tail and (not result.ok or result.collection_errors):
+            pieces = []
+            if result.patch_failure is not None:
+                failure = result.patch_failure
+                pieces.append(
+                    f"patch does not apply: {failure.file} {failure.hunk} {failure.message}"
+                )
+            pieces += [
+                f"collection error in {e.path}:\n{e.message}" for e in result.collection_errors
+            ]
+            pieces += [result.stdout_tail, result.stderr_tail]
+            text = "\n".join(p.strip() for p in pieces if p and p.strip())
+            self.tail = _scrub(text)[-OUTPUT_TAIL_CHARS:] or "(the run printed nothing)"
+        return result
+
+
+def _never_collected(verdict) -> bool:
+    return bool(verdict.outcomes_reference) and all(
+        o == "missing" for o in verdict.outcomes_reference
+    )
+
+
+def validation_could_not_run(outcome: ValidationOutcome) -> str:
+    """Why the validation proved nothing about the tests themselves, or "" when it ran.
+
+    Either a run could not happen at all (a patch did not apply, a limit), or none of the
+    intended FAIL_TO_PASS tests was ever collected (the test patch breaks collection).
+    """
+    verdicts = list(outcome.tests.values())
+    if not verdicts:
+        return ""
+    if any(v.reason == "validation could not run" for v in verdicts):
+        return "; ".join(_scrub(r).split("\n", 1)[0] for r in outcome.reasons) or "a run failed"
+    intended = [v for v in verdicts if v.intended == "FAIL_TO_PASS"]
+    collection = [r for r in outcome.reasons if "collection error" in r]
+    if intended and collection and all(_never_collected(v) for v in intended):
+        first = _scrub(collection[0]).split("\n", 1)[0]
+        return f"no FAIL_TO_PASS test was collected ({first})"
+    return ""
+
+
 def task_validate_now(
     *, task: Task, job: Job | None, progress=None, log=None, reruns: int | None = None
 ) -> tuple[ValidationOutcome, bool]:
@@ -114,11 +173,17 @@ def task_validate_now(
         f"validating {task.instance_id} r{revision}: {len(tests)} tests, {reruns} reruns, "
         f"{len(parts)} reference parts"
     )
-    outcome = validate_task(inp, runtime.run_in_sandbox, progress=progress)
+    capture = _OutputCapture(runtime.run_in_sandbox)
+    outcome = validate_task(inp, capture, progress=progress)
     for run in outcome.runs:
         log(f"{run.label}: {run.passed} passed, {run.failed} not, {run.seconds}s {run.problem}")
     recorded = task_validation_record(
-        task=task, revision=revision, outcome=outcome, parts=parts, job=job
+        task=task,
+        revision=revision,
+        outcome=outcome,
+        parts=parts,
+        job=job,
+        output_tail=capture.tail,
     )
     return outcome, recorded
 
@@ -137,35 +202,67 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
             log=ctx.log,
             reruns=job.params.get("reruns"),
         )
+    except JobLeaseLost:
+        raise  # someone else runs it now
     except SandboxError as exc:
-        # The job fails with the cause; the task does not stay "validating" for good.
+        # The sandbox or the environment failed: the job fails with the cause, and the task
+        # does not stay "validating" for good.
         task_validation_abandon(task=task, revision=revision, reason=str(exc), job=job)
+    except Exception as exc:
+        # A crash must not leave the task "validating" for ever (pages poll until it ends).
+        task_validation_crashed(task=task, revision=revision, job=job, error=exc)
         raise
     verdict = "verified" if outcome.verified else "invalid"
-    return {
+    result = {
         "message": f"{verdict}: {len(outcome.fail_to_pass)} FAIL_TO_PASS, "
         f"{len(outcome.pass_to_pass)} PASS_TO_PASS, {len(outcome.flaky)} flaky"
         + ("" if recorded else " (stale: the task changed meanwhile)"),
         "verified": outcome.verified,
-        "reasons": outcome.reasons,
+        "reasons": [_scrub(r) for r in outcome.reasons],
         "interaction_score": outcome.interaction_score,
         "seconds": outcome.seconds,
     }
+    problem = validation_could_not_run(outcome)
+    if problem:
+        # The job did not do its work: it says so (failed), with what was recorded kept.
+        raise JobFailed(f"validation could not run: {problem}"[:500], result=result)
+    return result
+
+
+def task_validation_crashed(*, task: Task, revision: int, job: Job | None, error: Exception):
+    """Validation of `revision` broke before it could say anything (a bug, not the sandbox)."""
+    task_validation_abandon(
+        task=task, revision=revision, reason=f"{type(error).__name__}: {error}", job=job
+    )
 
 
 @transaction.atomic
 def task_validation_abandon(*, task: Task, revision: int, reason: str, job: Job | None) -> None:
-    """Validation could not run at all (the sandbox or the environment failed): the task goes
-    back to draft with the reason, its earlier results kept."""
+    """Validation of `revision` could not run (the sandbox or the environment failed, the
+    worker was lost, a crash): the task leaves "validating" for draft, not validated, with
+    one finding that says why; the findings of earlier runs are kept, superseded."""
     task = Task.objects.select_for_update().get(pk=task.pk)
     if task.revision != revision or task.status not in VALIDATABLE:
         return
+    first_line = _scrub(reason.splitlines()[0] if reason.strip() else "no reason given")[:500]
+    earlier = task.findings.filter(source=VALIDATION_SOURCE)
+    earlier.filter(Q(task_revision=revision) | Q(task_revision__isnull=True)).delete()
+    earlier.update(superseded=True)
+    Finding.objects.create(
+        task=task,
+        kind=Finding.Kind.INVALID_TEST,
+        severity=Finding.Severity.HIGH,
+        message=f"Validation could not run: {first_line}",
+        evidence={"output_tail": _scrub(reason)[-4000:]},
+        source=VALIDATION_SOURCE,
+        job=job,
+        task_revision=revision,
+    )
     task.validation = {
-        **(task.validation or {}),
         "verified": False,
-        "reasons": [f"validation could not run: {reason.splitlines()[0][:500]}"],
+        "reasons": [f"validation could not run: {first_line}"],
+        "could_not_run": first_line,
         "revision": revision,
-        "error": reason[-4000:],
         "job": job.pk if job else None,
     }
     task.validated_revision = None
@@ -194,7 +291,13 @@ def _observed_edges(
 
 @transaction.atomic
 def task_validation_record(
-    *, task: Task, revision: int, outcome: ValidationOutcome, parts: list[dict], job: Job | None
+    *,
+    task: Task,
+    revision: int,
+    outcome: ValidationOutcome,
+    parts: list[dict],
+    job: Job | None,
+    output_tail: str = "",
 ) -> bool:
     """Write the outcome, replacing the previous validation's results. False when stale."""
     task = Task.objects.select_for_update().get(pk=task.pk)
@@ -244,8 +347,89 @@ def task_validation_record(
     earlier = task.findings.filter(source=VALIDATION_SOURCE)
     earlier.filter(Q(task_revision=revision) | Q(task_revision__isnull=True)).delete()
     earlier.update(superseded=True)
+    findings = _findings(task, outcome, output_tail)
+    for finding in findings:
+        finding.source = VALIDATION_SOURCE
+        finding.job = job
+        finding.task_revision = revision
+    Finding.objects.bulk_create(findings)
+    reasons = [_scrub(r) for r in outcome.reasons]
+
+    task.validation = {
+        "verified": outcome.verified,
+        "reasons": reasons,
+        "could_not_run": validation_could_not_run(outcome),
+        "revision": revision,
+        "fail_to_pass": len(outcome.fail_to_pass),
+        "pass_to_pass": len(outcome.pass_to_pass),
+        "flaky": outcome.flaky,
+        "part_failures": outcome.part_failures,
+        "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
+        "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
+        "runs": [{**run.__dict__, "problem": _scrub(run.problem)} for run in outcome.runs],
+        "seconds": outcome.seconds,
+        "environment_key": outcome.environment_key,
+        "job": job.pk if job else None,
+    }
+    task.interaction_score = outcome.interaction_score
+    if outcome.verified:
+        task.validated_revision = revision
+        if task.status in (Task.Status.VALIDATING, Task.Status.DRAFT):
+            task.status = Task.Status.NEEDS_REVIEW
+    else:
+        task.validated_revision = None
+        if task.status in VALIDATABLE:
+            task.status = Task.Status.DRAFT
+    task.save(
+        update_fields=[
+            "validation",
+            "interaction_score",
+            "validated_revision",
+            "status",
+            "updated_at",
+        ]
+    )
+    if task.audits.exists():
+        # The findings on screen are those of the current revision: give it its own audit.
+        task_audit_enqueue(task=task, only_if_changed=True)
+    return True
+
+
+def _findings(task: Task, outcome: ValidationOutcome, output_tail: str) -> list[Finding]:
+    """What the validation found, one finding per cause: a validation that could not run, or
+    tests that were never collected, make one finding with the output, not one per test."""
+    problem = validation_could_not_run(outcome)
+    if problem:
+        return [
+            Finding(
+                task=task,
+                kind=Finding.Kind.INVALID_TEST,
+                severity=Finding.Severity.HIGH,
+                message=f"Validation could not run: {problem}",
+                evidence={
+                    "output_tail": output_tail,
+                    "tests": sorted(outcome.tests)[:200],
+                    "reasons": [_scrub(r)[:2000] for r in outcome.reasons],
+                },
+            )
+        ]
     findings = []
+    never_collected = [v.nodeid for v in outcome.tests.values() if _never_collected(v)]
+    if never_collected:
+        shown = ", ".join(never_collected[:5])
+        more = f" and {len(never_collected) - 5} more" if len(never_collected) > 5 else ""
+        findings.append(
+            Finding(
+                task=task,
+                kind=Finding.Kind.INVALID_TEST,
+                severity=Finding.Severity.MEDIUM,
+                message=f"{len(never_collected)} test(s) were never collected: {shown}{more}",
+                evidence={"output_tail": output_tail, "tests": never_collected[:200]},
+            )
+        )
     for verdict in outcome.tests.values():
+        if _never_collected(verdict):
+            continue
         if verdict.role == "flaky":
             findings.append(
                 Finding(
@@ -280,46 +464,4 @@ def task_validation_record(
                     evidence={"test": verdict.nodeid, "base": verdict.outcomes_base},
                 )
             )
-    for finding in findings:
-        finding.source = VALIDATION_SOURCE
-        finding.job = job
-        finding.task_revision = revision
-    Finding.objects.bulk_create(findings)
-
-    task.validation = {
-        "verified": outcome.verified,
-        "reasons": outcome.reasons,
-        "revision": revision,
-        "fail_to_pass": len(outcome.fail_to_pass),
-        "pass_to_pass": len(outcome.pass_to_pass),
-        "flaky": outcome.flaky,
-        "part_failures": outcome.part_failures,
-        "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
-        "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
-        "runs": [run.__dict__ for run in outcome.runs],
-        "seconds": outcome.seconds,
-        "environment_key": outcome.environment_key,
-        "job": job.pk if job else None,
-    }
-    task.interaction_score = outcome.interaction_score
-    if outcome.verified:
-        task.validated_revision = revision
-        if task.status in (Task.Status.VALIDATING, Task.Status.DRAFT):
-            task.status = Task.Status.NEEDS_REVIEW
-    else:
-        task.validated_revision = None
-        if task.status in VALIDATABLE:
-            task.status = Task.Status.DRAFT
-    task.save(
-        update_fields=[
-            "validation",
-            "interaction_score",
-            "validated_revision",
-            "status",
-            "updated_at",
-        ]
-    )
-    if task.audits.exists():
-        # The findings on screen are those of the current revision: give it its own audit.
-        task_audit_enqueue(task=task, only_if_changed=True)
-    return True
+    return findings

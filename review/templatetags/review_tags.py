@@ -78,14 +78,20 @@ def short(value: str, n: int = 12) -> str:
 
 @register.filter
 def testname(nodeid: str) -> str:
-    """The last part of a pytest node id (function and parameters)."""
-    return (nodeid or "").rsplit("::", 1)[-1]
+    """The last part of a pytest node id (function and parameters), unicode shown as such."""
+    return rendering.readable_nodeid((nodeid or "").rsplit("::", 1)[-1])
 
 
 @register.filter
 def testfile(nodeid: str) -> str:
     head, sep, _ = (nodeid or "").rpartition("::")
-    return head if sep else ""
+    return rendering.readable_nodeid(head) if sep else ""
+
+
+@register.filter
+def nodeid(value: str) -> str:
+    """A whole pytest node id for display (the stored id keeps pytest's escapes)."""
+    return rendering.readable_nodeid(value)
 
 
 @register.filter

@@ -76,6 +76,117 @@
     if (b) setDiffMode(b.dataset.diffMode);
   });
 
+  // --- the specs' graph: zoom, drag to pan, enlarge ----------------------------------------
+  // The SVG is drawn at a readable natural size; zoom changes its pixel size inside a
+  // scrolling viewport (no transform tricks), so links and tooltips keep working.
+  let graphScale = null; // null: fit the viewport's width (never above 100%)
+  function applyGraph() {
+    const viewport = $("[data-graph-viewport]");
+    const svg = viewport && $("svg.depgraph", viewport);
+    if (!svg) return;
+    const w = Number(svg.dataset.width), h = Number(svg.dataset.height);
+    // Fit the width, but never below 85%: past that, labels get small; the viewport scrolls.
+    // Enlarged, it fills the window (up to 2.5 times its size).
+    const enlarged = viewport.closest("[data-graph]").classList.contains("enlarged");
+    const fit = enlarged
+      ? Math.max(0.85, Math.min(2.5, (viewport.clientWidth - 4) / w, (viewport.clientHeight - 4) / h))
+      : Math.max(0.85, Math.min(1, (viewport.clientWidth - 2) / w));
+    const scale = graphScale === null ? fit : graphScale;
+    svg.style.width = Math.round(w * scale) + "px";
+    svg.style.height = Math.round(h * scale) + "px";
+    const label = $("[data-graph-scale]");
+    if (label) label.textContent = Math.round(scale * 100) + "%";
+  }
+  function zoomGraph(step) {
+    const svg = $("[data-graph-viewport] svg.depgraph");
+    if (!svg) return;
+    if (step === 0) { graphScale = null; applyGraph(); return; }
+    const current = svg.getBoundingClientRect().width / Number(svg.dataset.width);
+    graphScale = Math.max(0.4, Math.min(4, current * (step > 0 ? 1.25 : 0.8)));
+    applyGraph();
+  }
+  function enlargeGraph(on) {
+    const card = $("[data-graph]");
+    if (!card) return;
+    card.classList.toggle("enlarged", on);
+    const button = $("[data-graph-enlarge]", card);
+    if (button) {
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+      button.textContent = on ? "✕ Close" : "⤢ Enlarge";
+    }
+    graphScale = null;
+    applyGraph();
+  }
+  document.addEventListener("click", (event) => {
+    const view = event.target.closest("[data-graph-view]");
+    if (view) {
+      view.closest("[data-graph]").dataset.view = view.dataset.graphView;
+      applyGraph();
+      return;
+    }
+    const zoom = event.target.closest("[data-graph-zoom]");
+    if (zoom) { zoomGraph(Number(zoom.dataset.graphZoom)); return; }
+    const enlarge = event.target.closest("[data-graph-enlarge]");
+    if (enlarge) { enlargeGraph(!enlarge.closest("[data-graph]").classList.contains("enlarged")); return; }
+    // A spec in the graph, the matrix or the list: close the enlarged view, focus its card.
+    const link = event.target.closest("[data-graph] a[href^='#spec-']");
+    if (link) {
+      event.preventDefault();
+      if (dragMoved) return; // the end of a drag is not a click
+      enlargeGraph(false);
+      const id = link.getAttribute("href").slice(1);
+      const card = document.getElementById(id);
+      if (card) { focusItem(card); history.replaceState(null, "", "#" + id); }
+    }
+  });
+  let drag = null, dragMoved = false;
+  document.addEventListener("pointerdown", (event) => {
+    const viewport = event.target.closest("[data-graph-viewport]");
+    if (!viewport || event.button !== 0) return;
+    drag = { viewport, x: event.clientX, y: event.clientY, left: viewport.scrollLeft, top: viewport.scrollTop };
+    dragMoved = false;
+  });
+  document.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+    if (!dragMoved && Math.abs(dx) + Math.abs(dy) < 5) return;
+    dragMoved = true;
+    drag.viewport.classList.add("dragging");
+    drag.viewport.scrollLeft = drag.left - dx;
+    drag.viewport.scrollTop = drag.top - dy;
+  });
+  document.addEventListener("pointerup", () => {
+    if (drag) drag.viewport.classList.remove("dragging");
+    drag = null;
+    setTimeout(() => { dragMoved = false; }, 0);
+  });
+  document.addEventListener("wheel", (event) => {
+    if (!(event.ctrlKey || event.metaKey) || !event.target.closest("[data-graph-viewport]")) return;
+    event.preventDefault(); // zoom the graph, not the page
+    zoomGraph(event.deltaY < 0 ? 1 : -1);
+  }, { passive: false });
+  window.addEventListener("resize", () => { if (graphScale === null) applyGraph(); });
+
+  // --- long problem statements fold, so the specs and their graph stay near the top -------
+  function foldStatements(root) {
+    $$("[data-collapsible]", root).forEach((body) => {
+      if (body.dataset.folded) return;
+      body.dataset.folded = "1";
+      const button = body.parentElement && $("[data-expand]", body.parentElement);
+      if (!button || body.scrollHeight <= 420) return;
+      body.classList.add("collapsed");
+      button.classList.remove("hidden");
+    });
+  }
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-expand]");
+    if (!button) return;
+    const body = $("[data-collapsible]", button.parentElement);
+    const open = body.classList.toggle("collapsed") === false;
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.textContent = open ? "Fold the statement" : "Show the whole statement";
+  });
+
   // --- comments -----------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
     const toggle = event.target.closest("[data-comment-toggle]");
@@ -184,6 +295,7 @@
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     if (event.key === "Escape") {
+      if ($("[data-graph].enlarged")) { event.preventDefault(); enlargeGraph(false); return; }
       const form = target.closest && target.closest("[data-edit-form]");
       const cancel = form ? $("[data-cancel]", form) : null;
       if (cancel) { event.preventDefault(); cancel.click(); }
@@ -224,7 +336,14 @@
     if (key === "r") { event.preventDefault(); decide("reject"); return; }
     if (key === "e") { event.preventDefault(); editFocused(); return; }
     if (key === "u") { setDiffMode(diffMode() === "split" ? "unified" : "split"); return; }
-    if (/^[1-5]$/.test(key)) { showTab(TABS[Number(key) - 1]); }
+    if (/^[1-5]$/.test(key)) {
+      showTab(TABS[Number(key) - 1]);
+      // On a narrow screen the tabs sit below the specs: bring the chosen one into view.
+      const bar = $(".tabs");
+      if (bar && (bar.getBoundingClientRect().top > window.innerHeight || bar.getBoundingClientRect().bottom < 0)) {
+        bar.scrollIntoView({ block: "start" });
+      }
+    }
   });
 
   // --- htmx glue ------------------------------------------------------------------------------
@@ -241,6 +360,8 @@
   document.addEventListener("htmx:afterSwap", () => {
     applyDiffMode(document);
     if (currentTab) showTab(currentTab);
+    applyGraph();
+    foldStatements(document);
   });
   // A freshly opened (or re-rendered) edit form takes the focus once, after the settle: htmx
   // binds the new content's hx-* attributes only then, so Esc pressed at once still finds
@@ -263,6 +384,15 @@
   document.addEventListener("htmx:sendError", () => toast("The server did not answer. Are you offline?", "error"));
   // Events named in HX-Trigger headers bubble up from the element that asked.
   document.addEventListener("lease-lost", () => toast("Your lease on this task ended.", "warn"));
+  // The tab bar is not re-rendered after a save; its History label follows the revision.
+  document.addEventListener("task-updated", (event) => {
+    const label = $("[data-history-count]");
+    const revision = event.detail && event.detail.revision;
+    if (label && revision) {
+      label.textContent = "r" + revision;
+      label.title = revision + " revisions";
+    }
+  });
   document.addEventListener("task-validated", () => toast("Validation finished: the page is up to date.", "ok"));
 
   // --- import forms on the repositories page: one tab per kind of source -----------------------
@@ -278,6 +408,8 @@
   // --- start ----------------------------------------------------------------------------------
   function start() {
     applyDiffMode(document);
+    applyGraph();
+    foldStatements(document);
     if ($("[data-tab]")) {
       let tab = "tests";
       try { tab = sessionStorage.getItem("specloom-tab") || "tests"; } catch (e) { /* private mode */ }

@@ -6,6 +6,7 @@ trajectories (one with a long observation and one with hostile output), evaluati
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -184,4 +185,73 @@ def rich_task(
             SpecResult.objects.create(
                 evaluation=evaluation, spec=spec_obj, satisfied=key in satisfied
             )
+    return task
+
+
+KINDS = ["functional", "interface", "error-handling", "security", "performance", "compatibility"]
+
+
+def many_specs_task(
+    *, dataset, specs: int = 14, long_statement: bool = True, dense: bool = False
+) -> Task:
+    """A task with `specs` specs (S1..Sn) in a layered web of declared and observed edges, a
+    long statement and a test per spec: what a real synthesised task looks like."""
+    task = rich_task(dataset=dataset)
+    task.specs.all().delete()
+    if long_statement:
+        task.problem_statement = "\n\n".join(
+            f"## Part {n}\n\nImplement `step_{n}(x)` so that it returns the running total of "
+            f"the previous steps; see S{n}. It raises `ValueError` for negative input."
+            for n in range(1, specs + 1)
+        )
+        task.save(update_fields=["problem_statement"])
+    made = []
+    for n in range(1, specs + 1):
+        made.append(
+            Specification.objects.create(
+                task=task,
+                key=f"S{n}",
+                kind=KINDS[n % len(KINDS)],
+                statement=f"step_{n} returns the running total and rejects negative input.",
+                order=n,
+            )
+        )
+    # Three layers like a synthesised task's: foundations, what builds on them, the top.
+    third = max(1, specs // 3)
+    layers = [made[:third], made[third : 2 * third], made[2 * third :]]
+    for lower, upper in itertools.pairwise(layers):
+        for i, spec in enumerate(upper):
+            for target in {lower[i % len(lower)], lower[(i * 2 + 1) % len(lower)]}:
+                SpecDependency.objects.create(
+                    task=task, from_spec=spec, to_spec=target, evidence="declared"
+                )
+            if i % 2 == 0:
+                SpecDependency.objects.create(
+                    task=task,
+                    from_spec=spec,
+                    to_spec=lower[i % len(lower)],
+                    relation="needs",
+                    evidence="observed",
+                    detail=f"test of {spec.key} fails without {lower[i % len(lower)].key}",
+                )
+    if specs >= 6:
+        # One observed edge that skips a layer, and one inside a layer.
+        SpecDependency.objects.create(
+            task=task, from_spec=made[-1], to_spec=made[0], relation="needs", evidence="observed"
+        )
+        SpecDependency.objects.create(
+            task=task, from_spec=layers[1][0], to_spec=layers[1][1], evidence="observed"
+        )
+    if dense:
+        # As validation observes on real synthesised tasks: specs of a layer need each other.
+        for layer in layers:
+            for a in layer:
+                for b in layer:
+                    if a != b:
+                        SpecDependency.objects.get_or_create(
+                            task=task, from_spec=a, to_spec=b, evidence="observed"
+                        )
+    tests = list(task.tests.all())
+    for i, test in enumerate(tests):
+        test.specs.set(made[i * 2 % specs : i * 2 % specs + 2])
     return task

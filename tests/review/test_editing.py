@@ -80,7 +80,12 @@ def test_dependencies_and_test_links_are_edited(task, alice):
         expected_revision=1,
         changes={
             "specs": {"S3": {"depends_on": ["S2"]}},
-            "tests": {test.nodeid: {"specs": ["S1", "S2"], "code": "def test(): pass"}},
+            "tests": {
+                test.nodeid: {
+                    "specs": ["S1", "S2"],
+                    "code": "def test_heading_anchors_are_unique():\n    assert True",
+                }
+            },
         },
     )
     declared = set(
@@ -88,10 +93,11 @@ def test_dependencies_and_test_links_are_edited(task, alice):
     )
     assert declared == {("S1", "S2"), ("S3", "S2")}
     test.refresh_from_db()
-    assert (
-        sorted(test.specs.values_list("key", flat=True)) == ["S1", "S2"]
-        and test.code == "def test(): pass"
-    )
+    assert sorted(test.specs.values_list("key", flat=True)) == ["S1", "S2"]
+    # The code is the test patch's: the stored copy follows it.
+    task.refresh_from_db()
+    assert "+def test_heading_anchors_are_unique():\n+    assert True\n" in task.test_patch
+    assert test.code == "def test_heading_anchors_are_unique():\n    assert True"
 
 
 @pytest.mark.parametrize(

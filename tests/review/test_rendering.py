@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 from django.conf import settings
 
-from review import rendering
+from review import graph, rendering
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&"
 
@@ -52,7 +52,7 @@ def test_the_dependency_graph_escapes_labels_and_draws_both_evidences():
         {"from": "S3", "to": "S2<x>", "declared": False, "observed": True, "detail": ""},
         {"from": "S3", "to": "S1", "declared": True, "observed": False, "detail": ""},
     ]
-    svg = str(rendering.dependency_svg(specs, edges))
+    svg = str(graph.dependency_svg(specs, edges))
     assert "<script" not in svg and "S2&lt;x&gt;" in svg
     assert 'class="edge both"' in svg and 'class="edge observed"' in svg
     assert 'class="edge declared"' in svg

@@ -34,6 +34,7 @@ def task_urls(task):
         reverse("review-task-panel", args=[task.pk, "decision"]),
         reverse("review-task-history", args=[task.pk]),
         reverse("review-task-jobs", args=[task.pk]),
+        reverse("review-task-saved", args=[task.pk, task.revision]),
         reverse("review-trajectory", args=[traj.pk]),
     ]
     post = [

@@ -7,6 +7,7 @@ from workers.models import Job
 from workers.registry import job_handler
 from workers.services import (
     JobContext,
+    JobFailed,
     JobLeaseLost,
     job_cancel,
     job_claim,
@@ -94,6 +95,21 @@ def test_a_failing_handler_fails_the_job_with_its_reason():
     assert job.status == "failed"
     assert "ValueError: boom at step 3" in job.error
     assert job.message == "failed: ValueError: boom at step 3"
+
+
+@job_handler("test-honest-failure")
+def _honest(job, ctx):
+    raise JobFailed("0 tasks: nothing could be verified", result={"tasks": 0})
+
+
+def test_a_handler_that_says_it_did_not_work_ends_failed_with_its_message_and_result():
+    job = Job.objects.create(kind="test-honest-failure")
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.message == "0 tasks: nothing could be verified"
+    assert job.result == {"tasks": 0}
+    assert "Traceback" not in job.error
 
 
 def test_a_job_of_an_unregistered_kind_fails_clearly():

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 
@@ -17,6 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=2)
 
     def handle(self, *args, port, concurrency, **options):
+        # DEBUG is off by default, and then runserver serves no static files: WhiteNoise does,
+        # from STATIC_ROOT, so the files are collected there first.
+        call_command("collectstatic", interactive=False, verbosity=0)
+        if settings.DEBUG:
+            self.stdout.write(self.style.WARNING("DEBUG is on (SPECLOOM_DEBUG): not for real use"))
         python = sys.executable
         commands = {
             "web": [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],

@@ -134,7 +134,9 @@ def test_a_reference_patch_that_does_not_apply_is_reported(repo_storage, sandbox
     task = hand_made_task("marktext_toc", dataset=dataset)
     task.reference_patch = task.reference_patch.replace("raise NotImplementedError", "pass  # x")
     task.save()
-    _validate(task, reruns=1)
+    job = task_validation_enqueue(task=task, reruns=1)
+    # Nothing could be proved: the job says so (failed), and the reasons are recorded.
+    assert job_execute(job_id=job.pk) == "failed"
     task.refresh_from_db()
     assert task.status == Task.Status.DRAFT
     reason = " ".join(task.validation["reasons"])
