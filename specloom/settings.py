@@ -183,6 +183,11 @@ SPECLOOM_STATEMENT_MAX_BYTES = env_int("SPECLOOM_STATEMENT_MAX_BYTES", 64 * 1024
 SPECLOOM_UPLOAD_MAX_BYTES = env_int("SPECLOOM_UPLOAD_MAX_BYTES", 100 * 1024 * 1024, minimum=1)
 # Folders on the server that curators may import repositories from (by path, in the browser or
 # the API). Unset: any path in development, none in production; the command line may use any.
+# Hosts a git URL from the browser or the API may name although they are inside the server's
+# network (an internal git server); every other host must resolve to public addresses only.
+SPECLOOM_IMPORT_ALLOW_HOSTS = env_list("SPECLOOM_IMPORT_ALLOW_HOSTS", [])
+# The largest repository a clone may bring (git has no limit of its own).
+SPECLOOM_CLONE_MAX_BYTES = env_int("SPECLOOM_CLONE_MAX_BYTES", 2 * 1024**3, minimum=1024**2)
 _import_roots = env_list("SPECLOOM_IMPORT_ROOTS", [])
 SPECLOOM_IMPORT_ROOTS: list[Path] | None = (
     [Path(root).expanduser().resolve() for root in _import_roots]

@@ -6,10 +6,12 @@ Commits made here use a fixed identity and date, so the same inputs give the sam
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 GIT_IDENTITY = {
@@ -104,6 +106,53 @@ def is_bare_repository(path: Path) -> bool:
 
 def clone_bare(source: str, dest: Path) -> None:
     git("clone", "--bare", "--quiet", "--no-hardlinks", "--", source, str(dest))
+
+
+def clone_bare_limited(
+    source: str,
+    dest: Path,
+    *,
+    options: list[str],
+    env: dict[str, str],
+    max_bytes: int,
+    timeout: float = 600,
+) -> None:
+    """`git clone --bare` that is stopped once `dest` grows past `max_bytes` or the timeout
+    passes (a hostile or huge repository must not fill the disk)."""
+    command = ["git", *options, "clone", "--bare", "--quiet", "--no-hardlinks", "--", source]
+    process = subprocess.Popen(
+        [*command, str(dest)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_env(env),
+    )
+    deadline = time.monotonic() + timeout
+    why = ""
+    while process.poll() is None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=0.5)
+        if _tree_bytes(dest) > max_bytes:
+            why = f"the repository is larger than {max_bytes} bytes"
+        elif time.monotonic() > deadline:
+            why = f"the clone took longer than {int(timeout)} s"
+        if why:
+            process.kill()
+            process.wait()
+            break
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if why or process.returncode != 0:
+        raise GitError(["clone", source], process.returncode or -9, why or stderr)
+
+
+def _tree_bytes(folder: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
 
 
 def init_bare(dest: Path) -> None:

@@ -29,8 +29,10 @@ from django.utils.text import slugify
 from curation.archives import UnsafeArchive, archive_stem, extract_archive
 from curation.layout import default_setup_command, detect_layout
 from curation.models import Repository
+from curation.services.clone_guard import UnsafeCloneSource, clone_pins
 from curation.services.repository_sources import (
     CLI_GIT_PROTOCOLS,
+    WEB_GIT_PROTOCOLS,
     ImportRequest,
     RepositoryImportError,
     SetupOverrides,
@@ -117,11 +119,23 @@ def _populate_from_folder(folder: Path, dest: Path, label: str, *, allow_git: bo
 
 def _clone(request: ImportRequest, dest: Path) -> None:
     env = {"GIT_ALLOW_PROTOCOL": ":".join(request.protocols)}
+    options: list[str] = []
+    if set(request.protocols) <= set(WEB_GIT_PROTOCOLS):
+        # A curator's URL from the browser or the API: public hosts only, pinned.
+        try:
+            options = clone_pins(
+                request.location, allowed_hosts=settings.SPECLOOM_IMPORT_ALLOW_HOSTS
+            )
+        except UnsafeCloneSource as exc:
+            raise RepositoryImportError(f"not cloned: {exc}") from None
     try:
-        gitstore.git(
-            "clone", "--bare", "--quiet", "--no-hardlinks", "--", request.location, str(dest),
+        gitstore.clone_bare_limited(
+            request.location,
+            dest,
+            options=options,
             env=env,
-        )  # fmt: skip
+            max_bytes=settings.SPECLOOM_CLONE_MAX_BYTES,
+        )
     except gitstore.GitError as exc:
         raise RepositoryImportError(
             f"could not clone {request.label!r}: {redact(exc.stderr)[-1500:]}"

@@ -23,7 +23,9 @@ from curation.archives import ARCHIVE_SUFFIXES, UnsafeArchive, inspect_archive, 
 
 # Clones started from the browser or the API speak these protocols only: no file:// (it would
 # read any repository on the server), no ssh (it would use the server's own keys), no ext::.
-WEB_GIT_PROTOCOLS = ("https", "http", "git")
+# From the browser and the API: http(s) only, whose host can be checked and pinned (see
+# clone_guard.py); the command line (an operator) may use any.
+WEB_GIT_PROTOCOLS = ("https", "http")
 CLI_GIT_PROTOCOLS = ("https", "http", "git", "ssh", "file")
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:(?!//)")
 _CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)

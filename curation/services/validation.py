@@ -208,6 +208,8 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
         # The sandbox or the environment failed: the job fails with the cause, and the task
         # does not stay "validating" for good.
         task_validation_abandon(task=task, revision=revision, reason=str(exc), job=job)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise JobFailed(f"validation could not run: {_scrub(first)}"[:500], error=str(exc)) from exc
     except Exception as exc:
         # A crash must not leave the task "validating" for ever (pages poll until it ends).
         task_validation_crashed(task=task, revision=revision, job=job, error=exc)

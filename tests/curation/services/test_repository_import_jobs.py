@@ -218,6 +218,28 @@ class TestSources:
         with pytest.raises(RepositoryImportError):
             git_request(url)
 
+    def test_a_url_into_the_servers_network_is_never_cloned(self, repo_storage):
+        # SSRF: the server would otherwise fetch from the database's or Redis's address.
+        outcome = repository_import_enqueue(request=git_request("http://127.0.0.1:6379/x.git"))
+        job = _run(outcome)
+        assert job.status == "failed"
+        assert "inside the server's network" in job.message
+        assert outcome.repository.status == "failed"
+
+    def test_git_protocol_urls_are_refused_in_the_browser(self):
+        with pytest.raises(RepositoryImportError, match="is not a git URL this server clones"):
+            git_request("git://example.org/x.git")
+
+    def test_a_clone_larger_than_the_limit_is_stopped(self, repo_storage, tmp_path, settings):
+        settings.SPECLOOM_CLONE_MAX_BYTES = 2000
+        folder, _log = git_repo(tmp_path / "big")
+        (folder / "blob.bin").write_bytes(os.urandom(200_000))
+        gitstore.git("add", "-A", cwd=folder)
+        gitstore.git("commit", "-q", "-m", "big", cwd=folder)
+        job = _run(repository_import_enqueue(request=_local_git(f"file://{folder}")))
+        assert job.status == "failed"
+        assert "larger than 2000 bytes" in job.message
+
     def test_credentials_never_reach_the_row(self, repo_storage):
         request = git_request("https://user:s3cret@example.com/owner/proj.git")
         assert request.label == "https://***@example.com/owner/proj.git"
