@@ -262,6 +262,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["curation.api.permissions.RoleAndScopePermission"],
     "EXCEPTION_HANDLER": "curation.api.errors.error_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "curation.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # `?format=` names an export format (specloom, swebench, parquet), not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,

@@ -92,3 +92,48 @@ def test_swagger_ui_is_served_to_a_logged_in_reviewer(client, alice):
     response = client.get("/api/docs/")
     assert response.status_code == 200
     assert b"swagger-ui" in response.content
+
+
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        ("get", "/api/v1/audit-calibration?dataset=co%00re"),
+        ("get", "/api/v1/pass-rates?dataset=%00"),
+        ("get", "/api/v1/trajectories?dataset=%00"),
+        ("get", "/api/v1/trajectories?model=gpt%00"),
+        ("get", "/api/v1/tasks?repository=%00"),
+        ("get", "/api/v1/tasks?na%00me=1"),
+        ("post", "/api/v1/trajectories?dataset=%00"),
+    ],
+)
+def test_a_nul_character_in_a_query_parameter_gets_400(token_client, bob, dataset, method, url):
+    client = token_client(bob, "write")
+    if method == "post":
+        response = client.post(url, data=b"{}", content_type="application/json")
+    else:
+        response = client.get(url)
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "bad_request"
+    assert "NUL" in error["message"]
+
+
+@pytest.mark.parametrize("url", ["/api/v1/tasks", "/api/v1/releases"])
+@pytest.mark.parametrize("depth", [100, 1_000, 5_000])
+def test_json_nested_too_deep_gets_400(token_client, bob, dataset, url, depth):
+    body = '{"dataset": ' + "[" * depth + "]" * depth + "}"
+    response = token_client(bob, "write", "release").post(
+        url, data=body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "bad_request"
+    assert "nested" in error["message"] or "depth" in error["message"]
+
+
+def test_json_nested_a_little_is_read_as_before(token_client, bob, dataset):
+    body = '{"dataset": "core", "version": "v9", "trajectories": false}'
+    response = token_client(bob, "release").post(
+        "/api/v1/releases", data=body, content_type="application/json"
+    )
+    assert response.status_code == 202
