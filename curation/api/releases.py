@@ -39,6 +39,9 @@ from curation.services.releases import (
 )
 
 RELEASE_SCOPE = "release"
+_NOT_READY = OpenApiResponse(
+    ERROR_REF, description="The release (or the one compared with) is building or failed."
+)
 
 
 class ReleaseFileSerializer(serializers.Serializer):
@@ -206,14 +209,26 @@ class ReleaseViewSet(
         release = self.get_queryset().get(pk=release.pk)
         return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(
+                ERROR_REF,
+                description="The release is ready (never deleted) or still being cut.",
+            ),
+        }
+    )
     def destroy(self, request, *args, **kwargs):
-        """Delete a release that failed to build. A ready release is never deleted (409)."""
+        """Delete a release that failed to build. A ready release is never deleted, and one
+        still being cut cannot be deleted until its job has ended (both 409)."""
         release = self.get_object()
-        release_delete(release=release)
+        try:
+            release_delete(release=release)
+        except ReleaseInputError as exc:
+            raise Conflict(str(exc)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: _NOT_READY})
     @action(detail=True, methods=["get"])
     def datasheet(self, request, pk=None):
         """Counts by origin, repository, spec kind and difficulty; rejections and their reasons;
@@ -245,6 +260,7 @@ class ReleaseViewSet(
             (416, "application/json"): OpenApiResponse(
                 ERROR_REF, description="The range is outside the file."
             ),
+            (409, "application/json"): _NOT_READY,
         },
     )
     @action(detail=True, methods=["get"], pagination_class=None)
@@ -272,7 +288,7 @@ class ReleaseViewSet(
         parameters=[
             OpenApiParameter("against", int, required=True, description="the earlier release")
         ],
-        responses={200: ReleaseDiffSerializer},
+        responses={200: ReleaseDiffSerializer, 409: _NOT_READY},
     )
     @action(detail=True, methods=["get"])
     def diff(self, request, pk=None):
