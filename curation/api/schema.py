@@ -34,7 +34,10 @@ _DESCRIPTIONS = {
     "409": "The request conflicts with the resource's state (e.g. a release never changes).",
     "413": "The request body is larger than the upload limit.",
     "415": "The request body's media type is not supported.",
-    "429": "Too many failed token authentications from this address.",
+    "429": (
+        "Too many failed token authentications from this address or for this token prefix; "
+        "only invalid tokens are refused, a valid one always works."
+    ),
 }
 _EVERY_OPERATION = ("400", "401", "403", "404", "405", "406", "429")
 _WRITES = ("409", "413", "415")
