@@ -342,7 +342,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # django-axes logs every successful login at INFO; failures and lockouts are warnings.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 os.makedirs(STATIC_ROOT, exist_ok=True)

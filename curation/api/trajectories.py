@@ -33,7 +33,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from curation import access
-from curation.api.errors import PayloadTooLarge
+from curation.api.errors import PayloadTooLarge, error_body
 from curation.api.router import router
 from curation.ingest import FORMATS
 from curation.models import Evaluation, SpecResult, Trajectory, TrajectoryStep
@@ -312,16 +312,24 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                     user=request.user,
                     evaluate=evaluate,
                     tasks=access.visible_tasks(request.user),
+                    name="the upload",
                 )
             except ImportRefused as exc:
                 raise ValidationError({"body": [str(exc)]}) from None
         if report.created:
-            code = status.HTTP_201_CREATED
-        elif report.errors:
-            code = status.HTTP_400_BAD_REQUEST
-        else:
-            code = status.HTTP_200_OK
-        return Response(report.as_dict(), status=code)
+            return Response(report.as_dict(), status=status.HTTP_201_CREATED)
+        if report.error_count:
+            # Nothing imported: an error like any other, with the report as its details.
+            message = (
+                f"No record was imported: {report.error_count} "
+                f"record{'s' if report.error_count != 1 else ''} failed"
+                + (f", {len(report.duplicates)} were already there." if report.duplicates else ".")
+            )
+            return Response(
+                error_body(400, message, report.as_dict()),
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(report.as_dict(), status=status.HTTP_200_OK)
 
     @extend_schema(
         parameters=[

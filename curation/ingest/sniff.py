@@ -118,10 +118,11 @@ def _scan_keys(text: str, start: int) -> Sniffed:
     return sniffed
 
 
-def sniff(path: str | os.PathLike[str]) -> Sniffed:
+def sniff(path: str | os.PathLike[str], *, name: str | None = None) -> Sniffed:
     """Read the head of ``path`` and describe its first JSON value; UnknownFormatError if the
-    file is empty, binary or not JSON at all."""
-    name = Path(path).name
+    file is empty, binary or not JSON at all. Messages call the file ``name`` (by default its
+    file name)."""
+    name = name or Path(path).name
     with open(path, "rb") as handle:
         head = handle.read(HEAD_BYTES)
         whole_file = not handle.read(1)
@@ -190,13 +191,15 @@ def classify(sniffed: Sniffed) -> str | None:
     return None
 
 
-def detect_format(path: str | os.PathLike[str]) -> str:
-    """Name the format of ``path`` from its head; raise UnknownFormatError if none matches."""
-    sniffed = sniff(path)
+def detect_format(path: str | os.PathLike[str], *, name: str | None = None) -> str:
+    """Name the format of ``path`` from its head; raise UnknownFormatError if none matches.
+    Messages call the file ``name`` (by default its file name)."""
+    name = name or Path(path).name
+    sniffed = sniff(path, name=name)
     detected = classify(sniffed)
     if detected is None:
         raise UnknownFormatError(
-            f"cannot tell the format of {Path(path).name}: it holds {sniffed.describe()}. "
+            f"cannot tell the format of {name}: it holds {sniffed.describe()}. "
             f"Supported formats: {SUPPORTED}. "
             "If the file is one of these, name its format explicitly."
         )

@@ -10,6 +10,7 @@ as a duplicate rather than stored twice.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,15 @@ class RecordRejected(ValueError):
     """One record cannot be stored; the message says why and the import goes on."""
 
 
+# A report lists at most this many record errors (those of the first lines) and counts the
+# rest: a file of junk would otherwise answer with megabytes of the same message.
+MAX_REPORTED_ERRORS = 100
+
+
+def _error_order(error: dict[str, Any]) -> int:
+    return -1 if error["line"] is None else error["line"]
+
+
 @dataclass
 class ImportReport:
     format: str
@@ -66,12 +76,23 @@ class ImportReport:
     located_by: str = "line"
     created: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    # The first MAX_REPORTED_ERRORS errors by line; `error_count` counts them all.
     errors: list[dict[str, Any]] = field(default_factory=list)
+    error_count: int = 0
     steps: int = 0
 
     @property
     def created_ids(self) -> list[int]:
         return [entry["id"] for entry in self.created]
+
+    def add_error(self, line: int | None, message: str) -> None:
+        self.error_count += 1
+        entry = {"line": line, "message": message}
+        if len(self.errors) >= MAX_REPORTED_ERRORS:
+            if _error_order(entry) >= _error_order(self.errors[-1]):
+                return
+            self.errors.pop()
+        bisect.insort(self.errors, entry, key=_error_order)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,12 +101,13 @@ class ImportReport:
             "counts": {
                 "created": len(self.created),
                 "duplicates": len(self.duplicates),
-                "errors": len(self.errors),
+                "errors": self.error_count,
                 "steps": self.steps,
             },
             "created": self.created,
             "duplicates": self.duplicates,
             "errors": self.errors,
+            "errors_omitted": self.error_count - len(self.errors),
         }
 
 
@@ -377,14 +399,13 @@ def trajectories_import(
     group = _Group(report=report, user=user, evaluate=evaluate)
     for item in records:
         if isinstance(item, RecordError):
-            report.errors.append({"line": item.line, "message": item.message})
+            report.add_error(item.line, item.message)
             continue
         try:
             group.add(item, task=target.task_for(item), model=_model_name(item, model))
         except RecordRejected as exc:
-            report.errors.append({"line": item.line, "message": str(exc)})
+            report.add_error(item.line, str(exc))
     group.flush()
-    report.errors.sort(key=lambda error: -1 if error["line"] is None else error["line"])
     return report
 
 
@@ -502,7 +523,7 @@ class _Group:
     def _note(self, item: _Pending, trajectory, existing, error: str) -> None:
         line = item.parsed.line
         if error:
-            self.report.errors.append({"line": line, "message": error})
+            self.report.add_error(line, error)
         elif trajectory is None:
             self.report.duplicates.append({"line": line, "id": existing, "task": item.task.pk})
         else:
@@ -529,12 +550,16 @@ def trajectories_import_file(
     user=None,
     evaluate: bool = True,
     tasks: QuerySet[Task] | None = None,
+    name: str | None = None,
 ) -> ImportReport:
-    """Parse a file of any supported format (streaming JSONL) and import its records."""
+    """Parse a file of any supported format (streaming JSONL) and import its records.
+
+    `name` is what messages call the file (an upload's temporary file is the server's
+    business, not the uploader's); by default its file name."""
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportRefused(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     try:
-        detected = detect_format(path) if fmt == "auto" else fmt
+        detected = detect_format(path, name=name) if fmt == "auto" else fmt
     except UnknownFormatError as exc:
         raise ImportRefused(str(exc)) from None
     if detected in ("swe-agent", "openhands"):

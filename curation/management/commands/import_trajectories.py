@@ -58,9 +58,11 @@ class Command(BaseCommand):
             self.stdout.write(f"{where(entry)}: already imported as trajectory {entry['id']}")
         for entry in report.errors:
             self.stderr.write(f"{where(entry)}: {entry['message']}")
+        if report.error_count > len(report.errors):
+            self.stderr.write(f"... and {report.error_count - len(report.errors)} more errors")
         self.stdout.write(
             f"{report.format}: {len(report.created)} created ({report.steps} steps), "
-            f"{len(report.duplicates)} already imported, {len(report.errors)} errors"
+            f"{len(report.duplicates)} already imported, {report.error_count} errors"
             + ("" if no_evaluate or not report.created else "; evaluations queued")
         )
         if report.errors and not report.created and not report.duplicates:

@@ -251,3 +251,16 @@ def test_one_refused_record_does_not_cost_its_group_the_others(task, tmp_path, m
     assert Trajectory.objects.count() == 5
     assert TrajectoryStep.objects.count() == 5 * len(records[0]["steps"])
     assert Job.objects.filter(kind="evaluate_trajectory").count() == 5
+
+
+def test_a_report_keeps_the_first_errors_by_line_and_counts_them_all():
+    from curation.services.trajectories import MAX_REPORTED_ERRORS, ImportReport
+
+    report = ImportReport(format="specloom")
+    for line in [*range(500, 0, -1), None]:
+        report.add_error(line, f"bad {line}")
+    assert report.error_count == 501
+    assert [e["line"] for e in report.errors] == [None, *range(1, MAX_REPORTED_ERRORS)]
+    as_dict = report.as_dict()
+    assert as_dict["counts"]["errors"] == 501
+    assert as_dict["errors_omitted"] == 501 - MAX_REPORTED_ERRORS
