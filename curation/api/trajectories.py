@@ -215,7 +215,11 @@ IMPORT_PARAMETERS = [
     OpenApiParameter(
         "dataset", str, description="Match records to the tasks of this dataset by instance id."
     ),
-    OpenApiParameter("model", str, description="Model name for records that name none."),
+    OpenApiParameter(
+        "model",
+        str,
+        description="The model that ran the records; overrides any model a file names.",
+    ),
     OpenApiParameter("format", str, enum=["auto", *FORMATS], description="Default: auto."),
     OpenApiParameter("evaluate", bool, description="Queue evaluations (default true)."),
 ]

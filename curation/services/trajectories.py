@@ -4,8 +4,9 @@
 belongs to and which model ran it, and writes records with their steps and evaluation jobs in
 groups (see `_Group`: a few statements and one commit per group, a record at a time when the
 database refuses something). A record that fails leaves nothing behind, the next one is
-imported regardless, and a record imported before (same task, same content hash) is reported
-as a duplicate rather than stored twice.
+imported regardless, and a record imported before (same task, same model, same content hash)
+is reported as a duplicate rather than stored twice. A model named by the importer (--model,
+?model=) always overrides the one a file names.
 """
 
 from __future__ import annotations
@@ -165,8 +166,10 @@ def _tokens(name: str, value: int | None) -> int | None:
     return value
 
 
-def _model_name(parsed: ParsedTrajectory, fallback: str | None) -> str:
-    model = (parsed.model or fallback or "").strip()
+def _model_name(parsed: ParsedTrajectory, override: str | None) -> str:
+    """The model a record is stored under: the importer's explicit choice (--model, ?model=)
+    always wins over what the file says (a replay's "replay", a placeholder, a typo)."""
+    model = ((override or "").strip() or (parsed.model or "")).strip()
     if not model:
         raise RecordRejected(
             "the record names no model; name it with --model (or ?model= in the API)"
@@ -341,9 +344,9 @@ def _store(
     return trajectory
 
 
-def _existing(task: Task, content_sha256: str) -> int | None:
+def _existing(task: Task, model: str, content_sha256: str) -> int | None:
     return (
-        Trajectory.objects.filter(task=task, content_sha256=content_sha256)
+        Trajectory.objects.filter(task=task, model_name=model, content_sha256=content_sha256)
         .values_list("pk", flat=True)
         .first()
     )
@@ -362,7 +365,7 @@ def trajectory_import_record(
     try:
         return _store(parsed, **store, clean=False), None
     except IntegrityError:
-        existing = _existing(task, parsed.content_sha256)
+        existing = _existing(task, model, parsed.content_sha256)
         if existing is not None:
             return None, existing
         raise
@@ -476,25 +479,26 @@ class _Group:
             self._note(item, trajectory, existing, error)
 
     def _together(self, pending: list[_Pending]):
+        # A trajectory is (task, model, content): the same file under another model is new.
         tasks = {item.task.pk for item in pending}
         hashes = {item.parsed.content_sha256 for item in pending}
         existing = {
-            (task_id, sha): pk
-            for task_id, sha, pk in Trajectory.objects.filter(
+            (task_id, model, sha): pk
+            for task_id, model, sha, pk in Trajectory.objects.filter(
                 task_id__in=tasks, content_sha256__in=hashes
-            ).values_list("task_id", "content_sha256", "pk")
+            ).values_list("task_id", "model_name", "content_sha256", "pk")
         }
-        rows: dict[tuple[int, str], Trajectory] = {}
-        order: list[tuple[_Pending, tuple[int, str]]] = []
+        rows: dict[tuple[int, str, str], Trajectory] = {}
+        order: list[tuple[_Pending, tuple[int, str, str]]] = []
         for item in pending:
-            key = (item.task.pk, item.parsed.content_sha256)
+            key = (item.task.pk, item.row.model_name, item.parsed.content_sha256)
             order.append((item, key))
             if key not in existing and key not in rows:
                 rows[key] = item.row
         new = list(rows.values())
         Trajectory.objects.bulk_create(new)
         by_key = {key: row for key, row in rows.items()}
-        first_of: dict[tuple[int, str], _Pending] = {}
+        first_of: dict[tuple[int, str, str], _Pending] = {}
         with_steps = []
         for item, key in order:
             if key in by_key and key not in first_of:

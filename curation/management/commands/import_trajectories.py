@@ -19,7 +19,9 @@ class Command(BaseCommand):
         target.add_argument(
             "--dataset", help="match records to this dataset's tasks by their instance id"
         )
-        parser.add_argument("--model", help="model name for records that do not name one")
+        parser.add_argument(
+            "--model", help="the model that ran them; overrides any model the file names"
+        )
         parser.add_argument(
             "--format", default="auto", choices=["auto", *FORMATS], help="default: detect it"
         )

@@ -59,13 +59,13 @@ def task(dataset):
 def test_it_imports_each_real_file_onto_a_task(
     task, relative, fmt, model, steps, patch_chars, cost, exit_status
 ):
-    report = trajectories_import_file(
-        path=fx.REAL_FORMATS / relative, task=task, model="named-by-hand"
-    )
+    # Files that name no model are given one; the others keep their own (a model given would
+    # override it: test_the_model_given_overrides_the_one_the_file_names).
+    given = model if model == "named-by-hand" else None
+    report = trajectories_import_file(path=fx.REAL_FORMATS / relative, task=task, model=given)
     assert report.errors == [] and report.format == fmt
     (created,) = report.created
     trajectory = Trajectory.objects.get(pk=created["id"])
-    # The file's own model name wins over --model; --model names the ones that have none.
     assert trajectory.model_name == model
     assert trajectory.source_format == fmt
     assert trajectory.step_count == steps == trajectory.steps.count()
@@ -264,3 +264,15 @@ def test_a_report_keeps_the_first_errors_by_line_and_counts_them_all():
     as_dict = report.as_dict()
     assert as_dict["counts"]["errors"] == 501
     assert as_dict["errors_omitted"] == 501 - MAX_REPORTED_ERRORS
+
+
+def test_the_model_given_overrides_the_one_the_file_names(task):
+    report = trajectories_import_file(
+        path=fx.REAL_FORMATS / "openhands/events-basic.json", task=task, model="my-finetune"
+    )
+    (created,) = report.created
+    assert created["model"] == "my-finetune"
+    again = trajectories_import_file(
+        path=fx.REAL_FORMATS / "openhands/events-basic.json", task=task
+    )
+    assert again.duplicates == [] and again.created[0]["model"] == "claude-3-5-sonnet-20241022"
