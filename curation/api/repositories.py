@@ -18,6 +18,8 @@ class RepositorySerializer(serializers.ModelSerializer):
             "name",
             "source_kind",
             "default_commit",
+            "upstream",
+            "environment_version",
             "language",
             "setup_command",
             "test_command",

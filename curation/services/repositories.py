@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from curation.archives import UnsafeArchive, archive_stem, extract_archive, is_archive_name
+from curation.exports.records import upstream_from_url
 from curation.layout import default_setup_command, detect_layout
 from curation.models import Repository
 from workers import gitstore
@@ -142,6 +143,9 @@ def repository_import(
                     source=source,
                     git_path=str(final_dir.relative_to(repo_root.parent)),
                     default_commit=resolved,
+                    upstream=(upstream_from_url(source) or "")
+                    if kind == Repository.SourceKind.GIT
+                    else "",
                     setup_command=setup_command
                     if setup_command is not None
                     else default_setup_command(layout),

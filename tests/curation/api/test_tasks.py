@@ -286,3 +286,16 @@ def test_a_head_on_the_export_runs_no_export(token_client, bob, tasks, monkeypat
     assert response.status_code == 200
     assert response["Content-Type"] == "application/x-ndjson"
     assert b"".join(response.streaming_content) == b""
+
+
+@pytest.mark.parametrize("fmt", ["specloom", "swebench"])
+def test_the_streaming_export_lines_survive_splitlines(token_client, bob, dataset, fmt):
+    from tests.curation.exports.test_line_breaks_and_environment import ODD, _odd_task
+
+    tasks = [_odd_task(dataset), _odd_task(dataset)]
+    response = token_client(bob).get(f"/api/v1/tasks/export?format={fmt}&dataset=core")
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode("utf-8")
+    lines = text.splitlines()
+    assert len(lines) == len(tasks)
+    assert json.loads(lines[1])["problem_statement"] == ODD
