@@ -11,8 +11,9 @@ import datetime
 import django_filters
 from django import forms
 from django_filters.rest_framework import DjangoFilterBackend
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 
+from curation import access
 from curation.models import Evaluation, Finding, Release, Repository, Task
 from workers.models import Job
 
@@ -50,7 +51,7 @@ class StrictFilterBackend(DjangoFilterBackend):
             empty = sorted(
                 name
                 for name, filter_ in filterset_class.base_filters.items()
-                if type(filter_) is not django_filters.CharFilter
+                if not isinstance(filter_, django_filters.CharFilter)
                 and any(value == "" for value in request.query_params.getlist(name))
             )
             if empty:
@@ -58,6 +59,27 @@ class StrictFilterBackend(DjangoFilterBackend):
                     {name: ["Give a value, or leave the parameter out."] for name in empty}
                 )
         return super().filter_queryset(request, queryset, view)
+
+
+class VisibleDatasetFilter(django_filters.CharFilter):
+    """`?dataset=<name>`: a dataset you cannot see (or that does not exist) is a 404, as its
+    object URL is, never an empty list that looks like an answer. Every `dataset` parameter of
+    the API follows this rule."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault(
+            "help_text", "dataset name; one that does not exist or you cannot see is a 404"
+        )
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs, value):
+        if value in django_filters.constants.EMPTY_VALUES:
+            return qs
+        request = getattr(self.parent, "request", None)
+        user = getattr(request, "user", None)
+        if user is None or not access.visible_datasets(user).filter(name=value).exists():
+            raise NotFound(f"No dataset named {value!r} that you can see.")
+        return super().filter(qs, value)
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -102,7 +124,7 @@ class BooleanFilter(django_filters.BooleanFilter):
 
 
 class TaskFilter(django_filters.FilterSet):
-    dataset = django_filters.CharFilter(field_name="dataset__name", help_text="dataset name")
+    dataset = VisibleDatasetFilter(field_name="dataset__name")
     repository = django_filters.CharFilter(
         field_name="repository__name", help_text="repository name"
     )
@@ -137,7 +159,7 @@ class RepositoryFilter(django_filters.FilterSet):
 
 class EvaluationFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="trajectory__task_id")
-    dataset = django_filters.CharFilter(field_name="trajectory__task__dataset__name")
+    dataset = VisibleDatasetFilter(field_name="trajectory__task__dataset__name")
     model = django_filters.CharFilter(field_name="trajectory__model_name")
     resolved = django_filters.ChoiceFilter(
         choices=[("full", "full"), ("partial", "partial"), ("none", "none")]
@@ -151,7 +173,7 @@ class EvaluationFilter(django_filters.FilterSet):
 
 class FindingFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="task_id")
-    dataset = django_filters.CharFilter(field_name="task__dataset__name")
+    dataset = VisibleDatasetFilter(field_name="task__dataset__name")
     kind = django_filters.MultipleChoiceFilter(choices=Finding.Kind.choices)
     severity = django_filters.MultipleChoiceFilter(choices=Finding.Severity.choices)
     trajectory = IntegerFilter(field_name="trajectory_id")
@@ -163,7 +185,7 @@ class FindingFilter(django_filters.FilterSet):
 
 
 class ReleaseFilter(django_filters.FilterSet):
-    dataset = django_filters.CharFilter(field_name="dataset__name")
+    dataset = VisibleDatasetFilter(field_name="dataset__name")
     status = django_filters.ChoiceFilter(choices=Release.Status.choices)
 
     class Meta:

@@ -114,7 +114,8 @@ def test_reviewers_see_releases_of_their_datasets_only(token_client, alice, caro
 def test_it_filters_releases(token_client, bob, release):
     client = token_client(bob)
     assert len(client.get("/api/v1/releases?dataset=core&status=ready").json()["results"]) == 1
-    assert client.get("/api/v1/releases?dataset=other").json()["results"] == []
+    # A dataset that does not exist (or that you cannot see) is a 404, as everywhere.
+    assert client.get("/api/v1/releases?dataset=other").status_code == 404
     assert client.get("/api/v1/releases?colour=blue").status_code == 400
 
 

@@ -299,3 +299,26 @@ def test_the_streaming_export_lines_survive_splitlines(token_client, bob, datase
     lines = text.splitlines()
     assert len(lines) == len(tasks)
     assert json.loads(lines[1])["problem_statement"] == ODD
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/tasks",
+        "/api/v1/tasks/export",
+        "/api/v1/evaluations",
+        "/api/v1/findings",
+        "/api/v1/releases",
+        "/api/v1/reviews",
+        "/api/v1/trajectories",
+        "/api/v1/pass-rates",
+        "/api/v1/audit-calibration",
+    ],
+)
+def test_a_dataset_you_cannot_see_is_a_404_everywhere(token_client, alice, tasks, path):
+    client = token_client(alice)
+    for name in ("other", "no-such-dataset"):
+        response = client.get(f"{path}?dataset={name}")
+        assert response.status_code == 404, (path, name)
+        assert error_of(response)["code"] == "not_found"
+    assert client.get(f"{path}?dataset=core").status_code == 200
