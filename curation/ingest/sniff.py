@@ -20,7 +20,8 @@ from .records import UnknownFormatError
 HEAD_BYTES = 256 * 1024
 SUPPORTED = (
     "specloom (Specloom's own JSON/JSONL), swe-agent (.traj), openhands (event list JSON), "
-    "openhands-eval (evaluation output.jsonl), predictions (SWE-bench predictions: JSON list, "
+    "openhands-eval (evaluation output.jsonl), openhands-resolver (resolver output.jsonl), "
+    "predictions (SWE-bench predictions: JSON list, "
     "JSON object keyed by instance id, or JSONL)"
 )
 
@@ -159,6 +160,14 @@ def sniff(path: str | os.PathLike[str], *, name: str | None = None) -> Sniffed:
 
 
 _EVAL_KEYS = {"history", "test_result", "instruction", "metrics", "git_patch"}
+# openhands.resolver's output: an `issue` object and keys no other format has.
+_RESOLVER_KEYS = {"issue_type", "result_explanation", "success_explanation", "comment_success"}
+
+
+def _is_resolver_output(keys: set[str]) -> bool:
+    return "issue" in keys and bool(keys & _RESOLVER_KEYS)
+
+
 _EVENT_KEYS = {"action", "observation"}
 
 
@@ -170,6 +179,8 @@ def classify(sniffed: Sniffed) -> str | None:
         top, inner = sniffed.keys_at(1), sniffed.keys_at(2)
         if "model_patch" in top:
             return "predictions"
+        if _is_resolver_output(top):
+            return "openhands-resolver"
         if "instance_id" in top and top & _EVAL_KEYS:
             return "openhands-eval"
         if "steps" in top:
@@ -182,6 +193,8 @@ def classify(sniffed: Sniffed) -> str | None:
     items, nested = sniffed.keys_at(2), sniffed.keys_at(3)
     if "model_patch" in items:
         return "predictions"
+    if _is_resolver_output(items):
+        return "openhands-resolver"
     if "instance_id" in items and items & _EVAL_KEYS:
         return "openhands-eval"
     if "steps" in items:

@@ -8,8 +8,8 @@ from ._lookup import dataset_named, task_named
 
 class Command(BaseCommand):
     help = (
-        "Import agent trajectories (Specloom JSON/JSONL, SWE-agent .traj, OpenHands events or "
-        "evaluation output, SWE-bench predictions) and queue their evaluation."
+        "Import agent trajectories (Specloom JSON/JSONL, SWE-agent .traj, OpenHands events, "
+        "evaluation or resolver output, SWE-bench predictions) and queue their evaluation."
     )
 
     def add_arguments(self, parser):

@@ -276,3 +276,17 @@ def test_the_model_given_overrides_the_one_the_file_names(task):
         path=fx.REAL_FORMATS / "openhands/events-basic.json", task=task
     )
     assert again.duplicates == [] and again.created[0]["model"] == "claude-3-5-sonnet-20241022"
+
+
+def test_an_openhands_resolver_output_imports(task):
+    path = fx.REAL_FORMATS.parent / "variants/openhands/resolver-output.jsonl"
+    report = trajectories_import_file(path=path, task=task, evaluate=False)
+    assert report.format == "openhands-resolver"
+    assert [c["model"] for c in report.created] == ["claude-3-5-sonnet-20241022"]
+    assert report.created[0]["steps"] == 6
+    # The pull-request run names no model at all: the importer has to.
+    assert [e["line"] for e in report.errors] == [2]
+    assert "names no model" in report.errors[0]["message"]
+    named = trajectories_import_file(path=path, task=task, model="resolver-run", evaluate=False)
+    assert [c["model"] for c in named.created] == ["resolver-run", "resolver-run"]
+    assert Trajectory.objects.get(pk=named.created[0]["id"]).final_patch.startswith("diff --git")
