@@ -15,5 +15,7 @@ urlpatterns = [
 ]
 
 # Under /api/ a missing route or a crash answers in the API's one error body.
+handler400 = "curation.api.errors.bad_request"
+handler403 = "curation.api.errors.permission_denied"
 handler404 = "curation.api.errors.page_not_found"
 handler500 = "curation.api.errors.server_error"

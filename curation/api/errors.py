@@ -85,6 +85,20 @@ def page_not_found(request, exception):
     return defaults.page_not_found(request, exception)
 
 
+def bad_request(request, exception):
+    """Django's 400 (a disallowed Host header, a malformed request), in the API's error body
+    under /api/."""
+    if _is_api(request):
+        return JsonResponse(error_body(400, "The request is malformed."), status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    if _is_api(request):
+        return JsonResponse(error_body(403, "Permission denied."), status=403)
+    return defaults.permission_denied(request, exception)
+
+
 def server_error(request):
     if _is_api(request):
         return JsonResponse(

@@ -11,9 +11,11 @@ import datetime
 import django_filters
 from django import forms
 from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import NotFound, ValidationError
 
 from curation import access
+from curation.api.params import MAX_ID, int_schema
 from curation.models import Evaluation, Finding, Release, Repository, Task
 from workers.models import Job
 
@@ -45,6 +47,20 @@ class StrictFilterBackend(DjangoFilterBackend):
                     "allowed_parameters": sorted(allowed),
                 }
             )
+        multiple = {
+            name
+            for name, filter_ in (filterset_class.base_filters if filterset_class else {}).items()
+            if isinstance(filter_, django_filters.MultipleChoiceFilter)
+        }
+        repeated = sorted(
+            name
+            for name in request.query_params
+            if name not in multiple and len(request.query_params.getlist(name)) > 1
+        )
+        if repeated:
+            # `?status=a&status=b` means either; any other parameter twice is a mistake that
+            # "the last one wins" would hide.
+            raise ValidationError({name: ["Give this parameter once."] for name in repeated})
         if filterset_class is not None:
             # django-filter skips a filter given an empty value; for anything but free text
             # (`?status=`, `?created_after=`) that hides a client's mistake, so it is refused.
@@ -82,10 +98,18 @@ class VisibleDatasetFilter(django_filters.CharFilter):
         return super().filter(qs, value)
 
 
-class IntegerFilter(django_filters.NumberFilter):
-    """An id or a revision: a whole number, never 0.5."""
+class _IdField(forms.IntegerField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
 
-    field_class = forms.IntegerField
+
+@extend_schema_field(int_schema())
+class IntegerFilter(django_filters.NumberFilter):
+    """An id or a revision: a whole number from 0 to the largest id, never 0.5."""
+
+    field_class = _IdField
 
 
 class _UtcDateTimeField(django_filters.fields.IsoDateTimeField):

@@ -59,9 +59,10 @@ def test_cutting_needs_the_curator_role_and_the_release_scope(token_client, alic
 
 def test_bad_cut_input_is_a_clear_error(token_client, bob, release):
     client = token_client(bob, "release")
+    # A dataset you cannot see (or that does not exist) is a 404, as everywhere.
     response = client.post("/api/v1/releases", {"dataset": "nope"}, format="json")
-    assert response.status_code == 400
-    assert error_of(response)["details"] == {"dataset": ["No dataset named 'nope'."]}
+    assert response.status_code == 404
+    assert "No dataset named 'nope'" in error_of(response)["message"]
     response = client.post("/api/v1/releases", {"dataset": "core", "version": "v1"}, format="json")
     assert response.status_code == 409
     assert "already has a release v1" in error_of(response)["message"]
@@ -328,3 +329,26 @@ def test_the_schema_documents_the_409s_of_releases(token_client, alice):
     assert "409" in paths["/api/v1/releases/{id}"]["delete"]["responses"]
     for path in ("datasheet", "export", "diff"):
         assert "409" in paths[f"/api/v1/releases/{{id}}/{path}"]["get"]["responses"], path
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"dataset": "core", "version": "v 2"}, "version"),
+        ({"dataset": "core", "version": "v2\n"}, "version"),
+        ({"dataset": "core", "include_unsafe": True}, "include_unsafe"),
+        ({"dataset": "core", "include_unsafe": True, "trajectories": False}, "include_unsafe"),
+    ],
+)
+def test_a_cut_the_schema_calls_invalid_is_a_400(token_client, bob, dataset, body, field):
+    response = token_client(bob, "release").post("/api/v1/releases", body, format="json")
+    assert response.status_code == 400
+    assert field in error_of(response)["details"]
+
+
+def test_the_schema_says_include_unsafe_needs_trajectories(token_client, alice):
+    schema = token_client(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    cut = schema["components"]["schemas"]["ReleaseCutRequest"]
+    assert {"required": ["trajectories"], "properties": {"trajectories": {"enum": [True]}}} in (
+        cut["anyOf"]
+    )
