@@ -259,7 +259,11 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return super().list(request, *args, **kwargs)
 
     @extend_schema(
-        request={media: OpenApiTypes.BINARY for media in IMPORT_MEDIA_TYPES},
+        request={
+            # A JSON document is an object or a list; JSON Lines are text of any shape.
+            **{media: OpenApiTypes.BINARY for media in IMPORT_MEDIA_TYPES},
+            "application/json": {"oneOf": [{"type": "object"}, {"type": "array"}]},
+        },
         parameters=IMPORT_PARAMETERS,
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
