@@ -73,3 +73,30 @@ def test_a_reviewer_cannot_open_the_admin(client, alice):
     response = client.get("/admin/")
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+def test_a_repositorys_upstream_and_environment_version_are_set_in_the_admin(admin_client):
+    from curation.exports.records import environment_version, upstream_name
+    from curation.models import Repository
+    from tests.factories import RepositoryFactory
+
+    repository = RepositoryFactory(name="ledger")
+    assert upstream_name(repository) == "specloom/ledger"
+    url = reverse("admin:curation_repository_change", args=[repository.pk])
+    page = admin_client.get(url)
+    assert b'name="upstream"' in page.content and b'name="environment_version"' in page.content
+    form = {
+        "name": "ledger",
+        "source_kind": "path",
+        "source": "/nowhere",
+        "language": "python",
+        "setup_command": "pip install .",
+        "test_command": "pytest",
+        "environment": "{}",
+        "upstream": "acme/ledger",
+        "environment_version": "2.1",
+    }
+    response = admin_client.post(url, form)
+    assert response.status_code == 302, response.content[:2000]
+    repository = Repository.objects.get(pk=repository.pk)
+    assert (upstream_name(repository), environment_version(repository)) == ("acme/ledger", "2.1")
