@@ -137,3 +137,22 @@ def test_json_nested_a_little_is_read_as_before(token_client, bob, dataset):
         "/api/v1/releases", data=body, content_type="application/json"
     )
     assert response.status_code == 202
+
+
+def test_a_malformed_host_gets_400_in_the_error_body(token_client, bob):
+    response = token_client(bob).get("/api/v1/tasks", HTTP_HOST="!1t$N")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert error_of(response)["code"] == "bad_request"
+
+
+def test_every_string_a_request_carries_is_documented_without_nul(token_client, alice):
+    schema = token_client(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    cut = schema["components"]["schemas"]["ReleaseCutRequest"]["properties"]["dataset"]
+    assert cut["pattern"] == "^[^\\u0000]*$"
+    (model,) = [
+        p
+        for p in schema["paths"]["/api/v1/trajectories"]["get"]["parameters"]
+        if p["name"] == "model"
+    ]
+    assert model["schema"]["pattern"] == "^[^\\u0000]*$"

@@ -49,6 +49,7 @@ def api_key(bob, alice, dataset):
     """Something of everything to find, and a key with every scope."""
     approved = reviewed_task(dataset=dataset)
     reviewed_task(dataset=dataset, status="needs_review")
+    reviewed_task(dataset=dataset, difficulty="")  # unrated: null in responses
     evaluated_trajectory(approved, model="model-a", resolved="full")
     evaluated_trajectory(approved, model="model-b", resolved="none", unsafe=True)
     Finding.objects.create(task=approved, kind="weak_test", message="an empty patch passes")
