@@ -434,9 +434,12 @@ class ReleaseAdmin(admin.ModelAdmin):
         return [ReleaseTaskInline] if obj is not None else []
 
     def has_delete_permission(self, request, obj=None):
-        # Only a release that failed to build: a ready one never goes, and a building one's
-        # job may be finishing it (release_delete refuses both).
-        return obj is None or obj.status == Release.Status.FAILED
+        # Only a release that failed to build (or whose job ended without finishing it): a
+        # ready one never goes, and a building one's job may be finishing it (release_delete
+        # refuses both).
+        if obj is None or obj.status == Release.Status.FAILED:
+            return True
+        return obj.status == Release.Status.BUILDING and obj.job is not None and obj.job.is_finished
 
     def has_change_permission(self, request, obj=None):
         return obj is None or obj.status != Release.Status.READY
