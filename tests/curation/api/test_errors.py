@@ -156,3 +156,11 @@ def test_every_string_a_request_carries_is_documented_without_nul(token_client, 
         if p["name"] == "model"
     ]
     assert model["schema"]["pattern"] == "^[^\\u0000]*$"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/pass-rates", "/api/v1/trajectories"])
+def test_a_unicode_digit_as_a_dataset_is_a_404_not_a_crash(token_client, bob, dataset, path):
+    # "¹".isdigit() is true, and int("¹") raises: found by the long fuzz run.
+    response = token_client(bob).get(f"{path}?dataset=%C2%B9")
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "not_found"
