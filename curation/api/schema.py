@@ -34,6 +34,10 @@ _DESCRIPTIONS = {
     "409": "The request conflicts with the resource's state (e.g. a release never changes).",
     "413": "The request body is larger than the upload limit.",
     "415": "The request body's media type is not supported.",
+    "414": (
+        "The URL is longer than the HTTP server in front of the API accepts (gunicorn: 4 KiB "
+        "for the request line); that server answers, in its own format."
+    ),
     "429": (
         "Too many failed token authentications from this address or for this token prefix; "
         "only invalid tokens are refused, a valid one always works."
@@ -104,4 +108,6 @@ def add_error_responses(result, generator, request, public):
                         "content": {"application/json": {"schema": ref}},
                     },
                 )
+            # Not the API's own answer: no body is promised.
+            responses.setdefault("414", {"description": _DESCRIPTIONS["414"]})
     return result
