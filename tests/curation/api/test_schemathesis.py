@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 # run's other files rather than into the checkout.
 set_hypothesis_home_dir(django_settings.VAR_DIR / "hypothesis")
 
-EXAMPLES_PER_OPERATION = 20
+EXAMPLES_PER_OPERATION = 15
 # Every check schemathesis has, as `st run --checks all` runs them: no server error; status,
 # content type, headers and body as the schema says; invalid input (as the schema defines it)
 # refused and valid input accepted; a missing required header, an undeclared method and a
