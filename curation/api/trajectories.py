@@ -190,9 +190,19 @@ def _stream_to_file(request, target) -> int:
 
 
 IMPORT_PARAMETERS = [
-    OpenApiParameter("task", int_schema(), description="Attach every record to this task."),
     OpenApiParameter(
-        "dataset", str, description="Match records to the tasks of this dataset by instance id."
+        "target",
+        exploded_object(
+            {"task": int_schema(), "dataset": {"type": "string"}},
+            maxProperties=1,
+        ),
+        style="form",
+        explode=True,
+        description=(
+            "At most one of `task` (attach every record to this task id) or `dataset` (match "
+            "records to this dataset's tasks by instance id), each a query parameter of its own; "
+            "with neither, records match any task you can see by instance id."
+        ),
     ),
     OpenApiParameter(
         "model",
@@ -265,7 +275,9 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             "application/json": {"oneOf": [{"type": "object"}, {"type": "array"}]},
         },
         parameters=IMPORT_PARAMETERS,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+        # 201: something was imported; 200: everything was already there; 400 (the error body,
+        # the report in its details): nothing was imported.
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
     )
     def create(self, request, *args, **kwargs):
         """Import trajectories (JSON object or list, or JSONL) of any supported format."""

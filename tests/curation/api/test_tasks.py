@@ -403,3 +403,5 @@ def test_the_schema_describes_the_parameters_constraints(token_client, alice):
     assert set(options["properties"]) == {"trajectories", "include_unsafe"}
     assert "anyOf" in options
     assert parameter("/api/v1/tasks", "page_size")["schema"]["minimum"] == 1
+    target = parameter("/api/v1/trajectories", "target", method="post")["schema"]
+    assert (set(target["properties"]), target["maxProperties"]) == ({"task", "dataset"}, 1)
