@@ -52,6 +52,13 @@ def one_of_everything(django_user_model):
     Comment.objects.create(task=task, author=reviewer, body="hm", task_revision=1)
     Job.objects.create(kind="echo", target_type=None)
     ApiToken.objects.create(user=reviewer, name="ci", prefix="abc", key_sha256="0" * 64)
+    # django-axes's records of logins (its admin is where a locked user is unlocked).
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    where = {"user_agent": "ua", "ip_address": "203.0.113.7", "username": "rev", "path_info": "/"}
+    AccessAttempt.objects.create(**where, get_data="", post_data="", failures_since_start=1)
+    AccessFailureLog.objects.create(**where, locked_out=False)
+    AccessLog.objects.create(**where)
 
 
 def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):
