@@ -89,7 +89,7 @@ def get_dataset_for_user(user, name_or_id) -> Dataset:
     datasets = visible_datasets(user)
     dataset = (
         datasets.filter(pk=int(name_or_id)).first()
-        if str(name_or_id).isdigit()
+        if str(name_or_id).isascii() and str(name_or_id).isdigit()
         else datasets.filter(name=name_or_id).first()
     )
     if dataset is None:

@@ -510,7 +510,12 @@ class ReleaseAdmin(admin.ModelAdmin):
         return [ReleaseTaskInline] if obj is not None else []
 
     def has_delete_permission(self, request, obj=None):
-        return obj is None or obj.status != Release.Status.READY
+        # Only a release that failed to build (or whose job ended without finishing it): a
+        # ready one never goes, and a building one's job may be finishing it (release_delete
+        # refuses both).
+        if obj is None or obj.status == Release.Status.FAILED:
+            return True
+        return obj.status == Release.Status.BUILDING and obj.job is not None and obj.job.is_finished
 
     def has_change_permission(self, request, obj=None):
         return obj is None or obj.status != Release.Status.READY
@@ -547,10 +552,15 @@ class ReleaseAdmin(admin.ModelAdmin):
         release_delete(release=obj)
 
     def delete_queryset(self, request, queryset):
-        from curation.services.releases import release_delete
+        from curation.models import ReleaseImmutable
+        from curation.services.releases import ReleaseInputError, release_delete
 
         for release in queryset:
-            release_delete(release=release)
+            try:
+                release_delete(release=release)
+            except (ReleaseInputError, ReleaseImmutable) as exc:
+                message = str(exc).removeprefix("release_immutable: ")
+                self.message_user(request, f"{release} was kept: {message}", messages.WARNING)
 
 
 class ApiTokenAdminForm(forms.ModelForm):

@@ -61,6 +61,20 @@ class Repository(models.Model):
     setup_command = models.CharField(max_length=500, default="pip install .")
     test_command = models.CharField(max_length=500, default="pytest")
     environment = models.JSONField(default=dict, blank=True)
+    upstream = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="owner/name of the upstream project, as SWE-bench's `repo` names it. Taken "
+        "from a GitHub/GitLab-like import URL; blank means specloom/<name>.",
+    )
+    environment_version = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The `version` its SWE-bench records carry. Blank: a digest of the "
+        "environment spec (env-...).",
+    )
     layout = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -421,8 +435,11 @@ class Trajectory(models.Model):
         ordering = ["task", "model_name", "id"]
         verbose_name_plural = "trajectories"
         constraints = [
+            # A trajectory is its content and the model said to have run it: the same file
+            # imported under another model's name is another trajectory.
             models.UniqueConstraint(
-                fields=["task", "content_sha256"], name="trajectory_task_content"
+                fields=["task", "model_name", "content_sha256"],
+                name="trajectory_task_model_content",
             )
         ]
 

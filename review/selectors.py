@@ -173,7 +173,7 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
             tasks = tasks.exclude(pk__in=blind_task_ids(user=user))
     if filters.q:
         term = filters.q
-        if term.isdigit():
+        if term.isascii() and term.isdigit():
             tasks = tasks.filter(Q(pk=int(term)) | Q(instance_id__icontains=term))
         else:
             tasks = tasks.filter(Q(title__icontains=term) | Q(instance_id__icontains=term))

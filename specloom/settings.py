@@ -8,6 +8,7 @@ SPECLOOM_ENV=production turns on the hardening that `manage.py check --deploy` a
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -68,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
     "workers",
     "curation",
     "review",
@@ -86,6 +88,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "specloom.middleware.ContentSecurityPolicyMiddleware",
     "curation.api.middleware.ApiBodyLimitMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "specloom.urls"
@@ -284,6 +288,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # First: it refuses a locked-out username + address before a password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling (django-axes): after SPECLOOM_LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is refused (429) for SPECLOOM_LOGIN_COOLOFF_MINUTES;
+# other users, and the same user elsewhere, are not affected. A successful login clears the
+# count; an admin unlocks early by deleting the "access attempts" in the admin (or
+# `manage.py axes_reset`). The address is REMOTE_ADDR: behind a proxy, every client shares it.
+AXES_ENABLED = env_bool("SPECLOOM_LOGIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = env_int("SPECLOOM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("SPECLOOM_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -300,6 +322,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["curation.api.permissions.RoleAndScopePermission"],
     "EXCEPTION_HANDLER": "curation.api.errors.error_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "curation.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # `?format=` names an export format (specloom, swebench, parquet), not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,
@@ -355,7 +382,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # django-axes logs every successful login at INFO; failures and lockouts are warnings.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 os.makedirs(STATIC_ROOT, exist_ok=True)

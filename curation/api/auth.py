@@ -1,10 +1,16 @@
 """API tokens: `Authorization: Bearer sl_<prefix>_<secret>`, stored as a SHA-256 of the key.
 
-Repeated failures from one address are throttled, so a leaked prefix cannot be brute-forced.
+Failed authentications are counted per client address and per token prefix. Past the limit, a
+further *bad* token from that address, or for that prefix, is answered 429 instead of 401: a
+scanner learns nothing more and costs little. A valid token always works, whatever was tried
+from its address or against its prefix: behind a proxy or a NAT one address is many clients,
+and counting per address must never lock them all out. Guessing a key is hopeless anyway (the
+secret is 256 random bits); the limit keeps noise and load down, it is not what protects keys.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from datetime import timedelta
 
@@ -22,8 +28,25 @@ def _client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "unknown")
 
 
-def _failure_key(request) -> str:
-    return f"api-auth-failures:{_client_address(request)}"
+def _failure_keys(request, key: str) -> list[str]:
+    """The counters one failure adds to: its address, and the prefix the key names (hashed:
+    it is whatever the client sent)."""
+    prefix = split_key(key) or "(malformed)"
+    prefix_digest = hashlib.sha256(prefix.encode("utf-8", "replace")).hexdigest()[:32]
+    return [
+        f"api-auth-failures:address:{_client_address(request)}",
+        f"api-auth-failures:prefix:{prefix_digest}",
+    ]
+
+
+def _count_failure(cache_key: str) -> int:
+    window = settings.API_FAILED_AUTH_WINDOW_SECONDS
+    cache.add(cache_key, 0, window)
+    try:
+        return cache.incr(cache_key)
+    except ValueError:  # expired between the two calls
+        cache.set(cache_key, 1, window)
+        return 1
 
 
 class TokenAuthentication(authentication.BaseAuthentication):
@@ -36,18 +59,17 @@ class TokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0] not in (self.keyword, "Token"):
             return None
-        failures = cache.get(_failure_key(request), 0)
-        if failures >= settings.API_FAILED_AUTH_LIMIT:
-            raise exceptions.Throttled(
-                wait=settings.API_FAILED_AUTH_WINDOW_SECONDS,
-                detail="Too many failed token authentications from this address; try later.",
-            )
         token = self._lookup(parts[1])
         if token is None:
-            try:
-                cache.incr(_failure_key(request))
-            except ValueError:
-                cache.set(_failure_key(request), 1, settings.API_FAILED_AUTH_WINDOW_SECONDS)
+            counts = [_count_failure(key) for key in _failure_keys(request, parts[1])]
+            if max(counts) > settings.API_FAILED_AUTH_LIMIT:
+                raise exceptions.Throttled(
+                    wait=settings.API_FAILED_AUTH_WINDOW_SECONDS,
+                    detail=(
+                        "Too many failed token authentications from this address or for this "
+                        "token; try later. A valid token is never refused."
+                    ),
+                )
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         now = timezone.now()
         if token.last_used_at is None or now - token.last_used_at > timedelta(seconds=60):

@@ -11,8 +11,11 @@ import datetime
 import django_filters
 from django import forms
 from django_filters.rest_framework import DjangoFilterBackend
-from rest_framework.exceptions import ValidationError
+from drf_spectacular.utils import extend_schema_field
+from rest_framework.exceptions import NotFound, ValidationError
 
+from curation import access
+from curation.api.params import MAX_ID, int_schema
 from curation.models import Evaluation, Finding, Release, Repository, Task
 from workers.models import Job
 
@@ -44,13 +47,27 @@ class StrictFilterBackend(DjangoFilterBackend):
                     "allowed_parameters": sorted(allowed),
                 }
             )
+        multiple = {
+            name
+            for name, filter_ in (filterset_class.base_filters if filterset_class else {}).items()
+            if isinstance(filter_, django_filters.MultipleChoiceFilter)
+        }
+        repeated = sorted(
+            name
+            for name in request.query_params
+            if name not in multiple and len(request.query_params.getlist(name)) > 1
+        )
+        if repeated:
+            # `?status=a&status=b` means either; any other parameter twice is a mistake that
+            # "the last one wins" would hide.
+            raise ValidationError({name: ["Give this parameter once."] for name in repeated})
         if filterset_class is not None:
             # django-filter skips a filter given an empty value; for anything but free text
             # (`?status=`, `?created_after=`) that hides a client's mistake, so it is refused.
             empty = sorted(
                 name
                 for name, filter_ in filterset_class.base_filters.items()
-                if type(filter_) is not django_filters.CharFilter
+                if not isinstance(filter_, django_filters.CharFilter)
                 and any(value == "" for value in request.query_params.getlist(name))
             )
             if empty:
@@ -60,10 +77,39 @@ class StrictFilterBackend(DjangoFilterBackend):
         return super().filter_queryset(request, queryset, view)
 
 
-class IntegerFilter(django_filters.NumberFilter):
-    """An id or a revision: a whole number, never 0.5."""
+class VisibleDatasetFilter(django_filters.CharFilter):
+    """`?dataset=<name>`: a dataset you cannot see (or that does not exist) is a 404, as its
+    object URL is, never an empty list that looks like an answer. Every `dataset` parameter of
+    the API follows this rule."""
 
-    field_class = forms.IntegerField
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault(
+            "help_text", "dataset name; one that does not exist or you cannot see is a 404"
+        )
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs, value):
+        if value in django_filters.constants.EMPTY_VALUES:
+            return qs
+        request = getattr(self.parent, "request", None)
+        user = getattr(request, "user", None)
+        if user is None or not access.visible_datasets(user).filter(name=value).exists():
+            raise NotFound(f"No dataset named {value!r} that you can see.")
+        return super().filter(qs, value)
+
+
+class _IdField(forms.IntegerField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
+
+
+@extend_schema_field(int_schema())
+class IntegerFilter(django_filters.NumberFilter):
+    """An id or a revision: a whole number from 0 to the largest id, never 0.5."""
+
+    field_class = _IdField
 
 
 class _UtcDateTimeField(django_filters.fields.IsoDateTimeField):
@@ -102,7 +148,7 @@ class BooleanFilter(django_filters.BooleanFilter):
 
 
 class TaskFilter(django_filters.FilterSet):
-    dataset = django_filters.CharFilter(field_name="dataset__name", help_text="dataset name")
+    dataset = VisibleDatasetFilter(field_name="dataset__name")
     repository = django_filters.CharFilter(
         field_name="repository__name", help_text="repository name"
     )
@@ -138,7 +184,7 @@ class RepositoryFilter(django_filters.FilterSet):
 
 class EvaluationFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="trajectory__task_id")
-    dataset = django_filters.CharFilter(field_name="trajectory__task__dataset__name")
+    dataset = VisibleDatasetFilter(field_name="trajectory__task__dataset__name")
     model = django_filters.CharFilter(field_name="trajectory__model_name")
     resolved = django_filters.ChoiceFilter(
         choices=[("full", "full"), ("partial", "partial"), ("none", "none")]
@@ -152,7 +198,7 @@ class EvaluationFilter(django_filters.FilterSet):
 
 class FindingFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="task_id")
-    dataset = django_filters.CharFilter(field_name="task__dataset__name")
+    dataset = VisibleDatasetFilter(field_name="task__dataset__name")
     kind = django_filters.MultipleChoiceFilter(choices=Finding.Kind.choices)
     severity = django_filters.MultipleChoiceFilter(choices=Finding.Severity.choices)
     trajectory = IntegerFilter(field_name="trajectory_id")
@@ -174,7 +220,7 @@ class FindingFilter(django_filters.FilterSet):
 
 
 class ReleaseFilter(django_filters.FilterSet):
-    dataset = django_filters.CharFilter(field_name="dataset__name")
+    dataset = VisibleDatasetFilter(field_name="dataset__name")
     status = django_filters.ChoiceFilter(choices=Release.Status.choices)
 
     class Meta:

@@ -1,12 +1,17 @@
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 
+from curation.api.params import query_param
+
 
 class IdCursorPagination(CursorPagination):
     """Cursor pagination on the primary key: stable under inserts, O(1) at any depth.
 
-    Stricter than DRF's: a page size that is not a whole number from 1 to the maximum, or a
-    cursor that cannot be read, is bad input (400), not something quietly replaced.
+    Stricter than DRF's: a page size that is not a whole number from 1 to the maximum, or
+    either parameter given twice, is bad input (400), not something quietly replaced. A cursor
+    is an opaque token the API handed out; one that cannot be read names no page: 404, as DRF
+    answers (and a well-formed one holding a position that is not an id, which DRF would let
+    through to a server error, likewise).
     """
 
     ordering = "id"
@@ -14,7 +19,7 @@ class IdCursorPagination(CursorPagination):
     max_page_size = 500
 
     def get_page_size(self, request):
-        raw = request.query_params.get(self.page_size_query_param)
+        raw = query_param(request, self.page_size_query_param)
         if raw is None:
             return self.page_size
         try:
@@ -32,17 +37,16 @@ class IdCursorPagination(CursorPagination):
         return size
 
     def decode_cursor(self, request):
-        # DRF answers a malformed cursor with 404, and a well-formed one holding a position that
-        # is not an id with a server error; both are bad input, and say so.
+        query_param(request, self.cursor_query_param)  # 400 when given twice
         try:
             cursor = super().decode_cursor(request)
         except NotFound:
-            raise ValidationError({"cursor": ["This cursor is not valid."]}) from None
+            raise NotFound("This cursor names no page of this list.") from None
         if cursor is not None and cursor.position is not None:
             try:
                 int(cursor.position)
             except ValueError:
-                raise ValidationError({"cursor": ["This cursor is not valid."]}) from None
+                raise NotFound("This cursor names no page of this list.") from None
         return cursor
 
     def get_schema_operation_parameters(self, view):
@@ -50,4 +54,8 @@ class IdCursorPagination(CursorPagination):
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"].update(minimum=1, maximum=self.max_page_size)
+            if parameter["name"] == self.cursor_query_param:
+                parameter["description"] = (
+                    "The `next` or `previous` link's cursor; one the API did not hand out is a 404."
+                )
         return parameters

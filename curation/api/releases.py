@@ -13,7 +13,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
@@ -21,8 +21,9 @@ from curation import access
 from curation.api.errors import Conflict
 from curation.api.files import stored_file_response
 from curation.api.filters import ReleaseFilter
+from curation.api.params import int_param, int_schema, query_param
 from curation.api.router import router
-from curation.api.schema import ERROR_REF
+from curation.api.schema import COMPONENT_CONSTRAINTS, ERROR_REF
 from curation.exports.formats import FORMATS, MEDIA_TYPES
 from curation.models import Release
 from curation.selectors.releases import (
@@ -32,6 +33,7 @@ from curation.selectors.releases import (
     releases_visible,
 )
 from curation.services.releases import (
+    VERSION_PATTERN,
     ReleaseInputError,
     release_cut,
     release_delete,
@@ -39,6 +41,9 @@ from curation.services.releases import (
 )
 
 RELEASE_SCOPE = "release"
+_NOT_READY = OpenApiResponse(
+    ERROR_REF, description="The release (or the one compared with) is building or failed."
+)
 
 
 class ReleaseFileSerializer(serializers.Serializer):
@@ -105,16 +110,50 @@ class ReleaseDetailSerializer(ReleaseSerializer):
 
 
 class ReleaseCutSerializer(serializers.Serializer):
-    dataset = serializers.CharField(max_length=100, help_text="dataset name")
-    version = serializers.CharField(
-        max_length=32, required=False, allow_blank=True, help_text="default: the next vN"
+    dataset = serializers.CharField(
+        max_length=100, help_text="dataset name; one you cannot see is a 404"
+    )
+    version = serializers.RegexField(
+        # ECMA's `$` (the schema's) never matches before a final newline, Python's does: the
+        # check here is a full match too (validate_version).
+        regex=VERSION_PATTERN.pattern,
+        max_length=32,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="up to 32 letters, digits, '.', '_' or '-'; default: the next vN",
     )
     trajectories = serializers.BooleanField(
         default=False, help_text="put trajectories and evaluations in the specloom file"
     )
     include_unsafe = serializers.BooleanField(
-        default=False, help_text="keep trajectories flagged unsafe by the review agent"
+        default=False,
+        help_text="keep trajectories flagged unsafe by the review agent; only with trajectories",
     )
+
+    def validate_version(self, value: str) -> str:
+        if value and not VERSION_PATTERN.fullmatch(value):
+            raise serializers.ValidationError(
+                "Use up to 32 letters, digits, '.', '_' or '-', starting with a letter or digit."
+            )
+        return value
+
+    def validate(self, attrs):
+        if attrs.get("include_unsafe") and not attrs.get("trajectories"):
+            raise serializers.ValidationError(
+                {"include_unsafe": ["Only together with trajectories=true."]}
+            )
+        return attrs
+
+
+COMPONENT_CONSTRAINTS["ReleaseCutRequest"] = {
+    # include_unsafe=true only together with trajectories=true (ReleaseCutSerializer.validate).
+    "anyOf": [
+        {"not": {"required": ["include_unsafe"]}},
+        {"properties": {"include_unsafe": {"enum": [False]}}},
+        {"required": ["trajectories"], "properties": {"trajectories": {"enum": [True]}}},
+    ]
+}
 
 
 class ReleaseDiffEntrySerializer(serializers.Serializer):
@@ -192,7 +231,7 @@ class ReleaseViewSet(
         values = data.validated_data
         dataset = access.visible_datasets(request.user).filter(name=values["dataset"]).first()
         if dataset is None:
-            raise ValidationError({"dataset": [f"No dataset named {values['dataset']!r}."]})
+            raise NotFound(f"No dataset named {values['dataset']!r} that you can see.")
         try:
             release = release_cut(
                 dataset=dataset,
@@ -206,14 +245,26 @@ class ReleaseViewSet(
         release = self.get_queryset().get(pk=release.pk)
         return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(
+                ERROR_REF,
+                description="The release is ready (never deleted) or still being cut.",
+            ),
+        }
+    )
     def destroy(self, request, *args, **kwargs):
-        """Delete a release that failed to build. A ready release is never deleted (409)."""
+        """Delete a release that failed to build. A ready release is never deleted, and one
+        still being cut cannot be deleted until its job has ended (both 409)."""
         release = self.get_object()
-        release_delete(release=release)
+        try:
+            release_delete(release=release)
+        except ReleaseInputError as exc:
+            raise Conflict(str(exc)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: _NOT_READY})
     @action(detail=True, methods=["get"])
     def datasheet(self, request, pk=None):
         """Counts by origin, repository, spec kind and difficulty; rejections and their reasons;
@@ -245,13 +296,14 @@ class ReleaseViewSet(
             (416, "application/json"): OpenApiResponse(
                 ERROR_REF, description="The range is outside the file."
             ),
+            (409, "application/json"): _NOT_READY,
         },
     )
     @action(detail=True, methods=["get"], pagination_class=None)
     def export(self, request, pk=None):
         """Download an export file, stored once at the cut (Range and If-Range supported; the
         sha256 is in `X-Checksum-Sha256`, `Repr-Digest` and the `ETag`)."""
-        fmt = request.query_params.get("format", "specloom")
+        fmt = query_param(request, "format", "specloom")
         if fmt not in FORMATS:
             raise ValidationError({"format": [f"Choose one of {', '.join(FORMATS)}."]})
         release = self._ready(self.get_object())
@@ -270,18 +322,18 @@ class ReleaseViewSet(
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("against", int, required=True, description="the earlier release")
+            OpenApiParameter(
+                "against", int_schema(), required=True, description="id of the earlier release"
+            )
         ],
-        responses={200: ReleaseDiffSerializer},
+        responses={200: ReleaseDiffSerializer, 409: _NOT_READY},
     )
     @action(detail=True, methods=["get"])
     def diff(self, request, pk=None):
         """Tasks added, removed and changed since the release `against`."""
-        raw = request.query_params.get("against", "")
-        if not raw.isdigit():
-            raise ValidationError({"against": ["Give the id of the earlier release."]})
+        against = int_param(request, "against", required=True)
         new = self._ready(self.get_object())
-        old = self._ready(get_release_for_user(request.user, raw))
+        old = self._ready(get_release_for_user(request.user, against))
         return Response(release_diff(old=old, new=new))
 
     def _ready(self, release: Release) -> Release:

@@ -64,6 +64,8 @@ class RepositorySerializer(serializers.ModelSerializer):
             "source_kind",
             "default_commit",
             "requested_commit",
+            "upstream",
+            "environment_version",
             "language",
             "setup_command",
             "test_command",

@@ -12,7 +12,7 @@ from django.apps import apps
 from rest_framework import serializers, viewsets
 
 from curation import access
-from curation.api.filters import BooleanFilter, IntegerFilter
+from curation.api.filters import BooleanFilter, IntegerFilter, VisibleDatasetFilter
 from curation.api.router import router
 
 Review = apps.get_model("review", "Review")
@@ -20,7 +20,7 @@ Review = apps.get_model("review", "Review")
 
 class ReviewFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="task_id")
-    dataset = django_filters.CharFilter(field_name="task__dataset__name")
+    dataset = VisibleDatasetFilter(field_name="task__dataset__name")
     reviewer = django_filters.CharFilter(field_name="reviewer__username")
     decision = django_filters.ChoiceFilter(choices=Review.Decision.choices)
     task_revision = IntegerFilter()

@@ -8,12 +8,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from curation import access
 from curation.api.errors import error_body
 from curation.api.filters import TaskFilter
+from curation.api.params import bool_param, exploded_object, query_param
+from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.exports.formats import MEDIA_TYPES, STREAMABLE, SUFFIXES, jsonl_chunks
 from curation.exports.records import DEFAULT_BATCH, ExportOptions, task_records
@@ -60,7 +62,18 @@ class TestSerializer(serializers.ModelSerializer):
         ]
 
 
+class DifficultyField(serializers.ChoiceField):
+    """A task's difficulty bucket, or null while nobody has rated it (stored as "")."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=Task.Difficulty.choices, allow_null=True, **kwargs)
+
+    def to_representation(self, value):
+        return value or None
+
+
 class TaskSerializer(serializers.ModelSerializer):
+    difficulty = DifficultyField(read_only=True)
     dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
     repository = serializers.SlugRelatedField(slug_field="name", read_only=True)
     specs = SpecSerializer(many=True, read_only=True)
@@ -107,27 +120,31 @@ def task_queryset():
     )
 
 
+def Text(**kwargs) -> serializers.CharField:
+    """Text taken as sent: DRF would strip it first, so that a statement of one space or a
+    carriage return, valid by the schema (minLength 1), were refused as blank."""
+    return serializers.CharField(trim_whitespace=False, **kwargs)
+
+
 class SpecInputSerializer(serializers.Serializer):
-    key = serializers.CharField(max_length=16)
+    key = Text(max_length=16)
     kind = serializers.ChoiceField(choices=Specification.Kind.choices)
-    statement = serializers.CharField()
-    rationale = serializers.CharField(required=False, allow_blank=True, default="")
+    statement = Text()
+    rationale = Text(required=False, allow_blank=True, default="")
 
 
 class DependencyInputSerializer(serializers.Serializer):
-    vars()["from"] = serializers.CharField(max_length=16, help_text="key of the dependent spec")
-    vars()["to"] = serializers.CharField(max_length=16, help_text="key of the spec it needs")
-    relation = serializers.CharField(max_length=32, required=False, default="depends-on")
-    detail = serializers.CharField(required=False, allow_blank=True, default="")
+    vars()["from"] = Text(max_length=16, help_text="key of the dependent spec")
+    vars()["to"] = Text(max_length=16, help_text="key of the spec it needs")
+    relation = Text(max_length=32, required=False, default="depends-on")
+    detail = Text(required=False, allow_blank=True, default="")
 
 
 class TestInputSerializer(serializers.Serializer):
-    nodeid = serializers.CharField(max_length=2000)
+    nodeid = Text(max_length=2000)
     intended_role = serializers.ChoiceField(choices=TestCase.Intent.choices)
-    specs = serializers.ListField(
-        child=serializers.CharField(max_length=16), required=False, default=list
-    )
-    code = serializers.CharField(required=False, allow_blank=True, default="")
+    specs = serializers.ListField(child=Text(max_length=16), required=False, default=list)
+    code = Text(required=False, allow_blank=True, default="")
 
 
 class TaskEditSerializer(serializers.Serializer):
@@ -156,14 +173,14 @@ class TaskEditSerializer(serializers.Serializer):
 
 
 class TaskCreateSerializer(serializers.Serializer):
-    dataset = serializers.CharField(max_length=100, help_text="dataset name")
-    repository = serializers.CharField(max_length=100, help_text="repository name")
-    title = serializers.CharField(max_length=300)
+    dataset = Text(max_length=100, help_text="dataset name; one you cannot see is a 404")
+    repository = Text(max_length=100, help_text="repository name; an unknown one is a 404")
+    title = Text(max_length=300)
     # Blank or oversized statements get the service's message (one rule for every path).
-    problem_statement = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    base_commit = serializers.CharField(max_length=40, required=False, allow_blank=True)
-    reference_patch = serializers.CharField()
-    test_patch = serializers.CharField(required=False, allow_blank=True, default="")
+    problem_statement = Text(allow_blank=True)
+    base_commit = Text(max_length=40, required=False, allow_blank=True)
+    reference_patch = Text()
+    test_patch = Text(required=False, allow_blank=True, default="")
     difficulty = serializers.ChoiceField(
         choices=Task.Difficulty.choices, required=False, allow_blank=True, default=""
     )
@@ -184,20 +201,26 @@ _EXPORT_PARAMETERS = [
         default="specloom",
         description="specloom (full records) or swebench (SWE-bench instance keys)",
     ),
-    OpenApiParameter("trajectories", bool, description="with trajectories (specloom only)"),
-    OpenApiParameter("include_unsafe", bool, description="keep unsafe trajectories too"),
+    OpenApiParameter(
+        "trajectory_options",
+        exploded_object(
+            {"trajectories": {"type": "boolean"}, "include_unsafe": {"type": "boolean"}},
+            # include_unsafe=true only together with trajectories=true.
+            anyOf=[
+                {"not": {"required": ["include_unsafe"]}},
+                {"properties": {"include_unsafe": {"enum": [False]}}},
+                {"required": ["trajectories"], "properties": {"trajectories": {"enum": [True]}}},
+            ],
+        ),
+        style="form",
+        explode=True,
+        description=(
+            "`trajectories` (with trajectories and their evaluations; specloom format only) "
+            "and `include_unsafe` (keep trajectories flagged unsafe too), each a query "
+            "parameter of its own; `include_unsafe=true` only with `trajectories=true`."
+        ),
+    ),
 ]
-
-
-def _flag(request, name: str) -> bool:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return False
-    if raw.strip().lower() in {"1", "true", "yes", "on"}:
-        return True
-    if raw.strip().lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ValidationError({name: ["Expected true or false."]})
 
 
 class TaskViewSet(
@@ -210,6 +233,8 @@ class TaskViewSet(
 
     serializer_class = TaskSerializer
     filterset_class = TaskFilter
+    # A task is nested lists of specs and tests: JSON only (a form cannot carry it).
+    parser_classes = [JSONParser]
 
     def required_role(self, request):
         return access.CURATOR if request.method in ("POST", "PATCH") else None
@@ -258,10 +283,10 @@ class TaskViewSet(
         values = data.validated_data
         dataset = access.visible_datasets(request.user).filter(name=values["dataset"]).first()
         if dataset is None:
-            raise ValidationError({"dataset": [f"No dataset named {values['dataset']!r}."]})
+            raise NotFound(f"No dataset named {values['dataset']!r} that you can see.")
         repository = Repository.objects.filter(name=values["repository"]).first()
         if repository is None:
-            raise ValidationError({"repository": [f"No repository {values['repository']!r}."]})
+            raise NotFound(f"No repository named {values['repository']!r}.")
         try:
             task = task_create(
                 repository=repository,
@@ -300,7 +325,7 @@ class TaskViewSet(
     @action(detail=False, methods=["get"], pagination_class=None)
     def export(self, request):
         """Stream the filtered tasks as JSON Lines, in constant memory, however many there are."""
-        fmt = request.query_params.get("format", "specloom")
+        fmt = query_param(request, "format", "specloom")
         if fmt not in STREAMABLE:
             raise ValidationError(
                 {
@@ -311,8 +336,8 @@ class TaskViewSet(
                 }
             )
         options = ExportOptions(
-            trajectories=_flag(request, "trajectories"),
-            include_unsafe=_flag(request, "include_unsafe"),
+            trajectories=bool_param(request, "trajectories", False),
+            include_unsafe=bool_param(request, "include_unsafe", False),
             batch_size=EXPORT_BATCH,
         )
         if options.include_unsafe and not options.trajectories:

@@ -28,13 +28,21 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, UnsupportedMediaType, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from curation import access
 from curation.api.calibration import CalibrationListSerializer
-from curation.api.errors import PayloadTooLarge
+from curation.api.errors import PayloadTooLarge, error_body
+from curation.api.pagination import IdCursorPagination
+from curation.api.params import (
+    bool_param,
+    exploded_object,
+    int_param,
+    int_schema,
+    only_params,
+    query_param,
+)
 from curation.api.router import router
 from curation.ingest import FORMATS
 from curation.models import Evaluation, SpecResult, Trajectory, TrajectoryStep
@@ -72,11 +80,9 @@ def _parser(media: str) -> type[BaseParser]:
 STREAMED_PARSERS = [_parser(media) for media in IMPORT_MEDIA_TYPES]
 
 
-class StepCursorPagination(CursorPagination):
+class StepCursorPagination(IdCursorPagination):
     ordering = "index"
     page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
@@ -149,42 +155,15 @@ class StepSerializer(serializers.ModelSerializer):
         fields = [*TrajectoryStep.CONTENT_FIELDS, "extra"]
 
 
-def _int_param(request, name: str, *, required: bool = False) -> int | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        if required:
-            raise ValidationError({name: [f"'{name}' is required."]})
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValidationError({name: [f"'{name}' must be an integer, not {value!r}."]}) from None
-    if number < 0:
-        raise ValidationError({name: [f"'{name}' must not be negative."]})
-    return number
-
-
-def _bool_param(request, name: str, default: bool) -> bool:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return default
-    lowered = value.lower()
-    if lowered in {"1", "true", "yes"}:
-        return True
-    if lowered in {"0", "false", "no"}:
-        return False
-    raise ValidationError({name: [f"'{name}' must be true or false, not {value!r}."]})
-
-
 def _task_param(request, *, required: bool = True):
-    task_id = _int_param(request, "task", required=required)
+    task_id = int_param(request, "task", required=required)
     if task_id is None:
         return None
     return access.get_task_for_user(request.user, task_id)
 
 
 def _dataset_param(request):
-    name = request.query_params.get("dataset")
+    name = query_param(request, "dataset")
     if not name:
         return None
     return access.get_dataset_for_user(request.user, name)
@@ -212,11 +191,25 @@ def _stream_to_file(request, target) -> int:
 
 
 IMPORT_PARAMETERS = [
-    OpenApiParameter("task", int, description="Attach every record to this task."),
     OpenApiParameter(
-        "dataset", str, description="Match records to the tasks of this dataset by instance id."
+        "target",
+        exploded_object(
+            {"task": int_schema(), "dataset": {"type": "string"}},
+            maxProperties=1,
+        ),
+        style="form",
+        explode=True,
+        description=(
+            "At most one of `task` (attach every record to this task id) or `dataset` (match "
+            "records to this dataset's tasks by instance id), each a query parameter of its own; "
+            "with neither, records match any task you can see by instance id."
+        ),
     ),
-    OpenApiParameter("model", str, description="Model name for records that name none."),
+    OpenApiParameter(
+        "model",
+        str,
+        description="The model that ran the records; overrides any model a file names.",
+    ),
     OpenApiParameter("format", str, enum=["auto", *FORMATS], description="Default: auto."),
     OpenApiParameter("evaluate", bool, description="Queue evaluations (default true)."),
 ]
@@ -249,14 +242,14 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                 )
             )
         if self.action == "list":
-            if (task_id := _int_param(self.request, "task")) is not None:
+            if (task_id := int_param(self.request, "task")) is not None:
                 queryset = queryset.filter(task_id=task_id)
             if dataset := _dataset_param(self.request):
                 queryset = queryset.filter(task__dataset=dataset)
-            if model := self.request.query_params.get("model"):
+            if model := query_param(self.request, "model"):
                 queryset = queryset.filter(model_name=model)
             if "unsafe" in self.request.query_params:
-                queryset = queryset.filter(unsafe=_bool_param(self.request, "unsafe", False))
+                queryset = queryset.filter(unsafe=bool_param(self.request, "unsafe", False))
         return queryset.order_by("id")
 
     def get_serializer_class(self):
@@ -266,22 +259,30 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("task", int),
+            OpenApiParameter("task", int_schema()),
             OpenApiParameter("dataset", str),
             OpenApiParameter("model", str),
             OpenApiParameter("unsafe", bool),
         ]
     )
     def list(self, request, *args, **kwargs):
+        only_params(request, ("task", "dataset", "model", "unsafe", "cursor", "page_size"))
         return super().list(request, *args, **kwargs)
 
     @extend_schema(
-        request={media: OpenApiTypes.BINARY for media in IMPORT_MEDIA_TYPES},
+        request={
+            # A JSON document is an object or a list; JSON Lines are text of any shape.
+            **{media: OpenApiTypes.BINARY for media in IMPORT_MEDIA_TYPES},
+            "application/json": {"oneOf": [{"type": "object"}, {"type": "array"}]},
+        },
         parameters=IMPORT_PARAMETERS,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+        # 201: something was imported; 200: everything was already there; 400 (the error body,
+        # the report in its details): nothing was imported.
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
     )
     def create(self, request, *args, **kwargs):
         """Import trajectories (JSON object or list, or JSONL) of any supported format."""
+        only_params(request, ("task", "dataset", "model", "format", "evaluate"))
         if request.META.get("CONTENT_LENGTH") in (None, "", "0"):
             raise ValidationError({"body": ["The request body is empty."]})
         media = (request.content_type or "").split(";", 1)[0].strip().lower()
@@ -290,7 +291,7 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                 media or "(none)",
                 detail=f"Send the file as one of {', '.join(IMPORT_MEDIA_TYPES)}.",
             )
-        fmt = request.query_params.get("format") or "auto"
+        fmt = query_param(request, "format") or "auto"
         if fmt != "auto" and fmt not in FORMATS:
             raise ValidationError(
                 {"format": [f"Unknown format {fmt!r}; expected auto or {', '.join(FORMATS)}."]}
@@ -299,7 +300,7 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         dataset = _dataset_param(request)
         if task is not None and dataset is not None:
             raise ValidationError({"task": ["Give a task or a dataset, not both."]})
-        evaluate = _bool_param(request, "evaluate", True)
+        evaluate = bool_param(request, "evaluate", True)
         with tempfile.NamedTemporaryFile(prefix="specloom-import-", suffix=".json") as body:
             if not _stream_to_file(request, body):
                 raise ValidationError({"body": ["The request body is empty."]})
@@ -309,34 +310,43 @@ class TrajectoryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                     fmt=fmt,
                     task=task,
                     dataset=dataset,
-                    model=request.query_params.get("model") or None,
+                    model=query_param(request, "model") or None,
                     user=request.user,
                     evaluate=evaluate,
                     tasks=access.visible_tasks(request.user),
+                    name="the upload",
                 )
             except ImportRefused as exc:
                 raise ValidationError({"body": [str(exc)]}) from None
         if report.created:
-            code = status.HTTP_201_CREATED
-        elif report.errors:
-            code = status.HTTP_400_BAD_REQUEST
-        else:
-            code = status.HTTP_200_OK
-        return Response(report.as_dict(), status=code)
+            return Response(report.as_dict(), status=status.HTTP_201_CREATED)
+        if report.error_count:
+            # Nothing imported: an error like any other, with the report as its details.
+            message = (
+                f"No record was imported: {report.error_count} "
+                f"record{'s' if report.error_count != 1 else ''} failed"
+                + (f", {len(report.duplicates)} were already there." if report.duplicates else ".")
+            )
+            return Response(
+                error_body(400, message, report.as_dict()),
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(report.as_dict(), status=status.HTTP_200_OK)
 
     @extend_schema(
         parameters=[
             OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
-            OpenApiParameter("from_index", int, description="Start at this step index."),
+            OpenApiParameter("page_size", int_schema(minimum=1, maximum=500)),
+            OpenApiParameter("from_index", int_schema(), description="Start at this step index."),
         ],
         responses=StepSerializer(many=True),
     )
     @action(detail=True, methods=["get"], url_path="steps")
     def steps(self, request, pk=None):
+        only_params(request, ("cursor", "page_size", "from_index"))
         trajectory = self._visible_trajectory(pk)
         steps = TrajectoryStep.objects.filter(trajectory=trajectory)
-        if (start := _int_param(request, "from_index")) is not None:
+        if (start := int_param(request, "from_index")) is not None:
             steps = steps.filter(index__gte=start)
         paginator = StepCursorPagination()
         page = paginator.paginate_queryset(steps, request, view=self)
@@ -377,10 +387,11 @@ class EvaluationMatrixViewSet(_ReadOnlyReport):
     """Models x specs of one task: how often each model satisfied each spec."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("task", int, required=True)],
+        parameters=[OpenApiParameter("task", int_schema(), required=True)],
         responses=OpenApiTypes.OBJECT,
     )
     def list(self, request):
+        only_params(request, ("task",))
         task = _task_param(request)
         matrix = spec_matrix(task=task).as_dict()
         matrix["task"] = task.pk
@@ -394,10 +405,28 @@ class PassRatesViewSet(_ReadOnlyReport):
     results satisfied, over one task or one dataset."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("task", int), OpenApiParameter("dataset", str)],
+        parameters=[
+            OpenApiParameter(
+                "scope",
+                exploded_object(
+                    {"task": int_schema(), "dataset": {"type": "string", "minLength": 1}},
+                    minProperties=1,
+                    maxProperties=1,
+                ),
+                style="form",
+                explode=True,
+                required=True,
+                description=(
+                    "Exactly one of `task` (a task id) or `dataset` (a dataset name), each a "
+                    "query parameter of its own: `?task=12` or `?dataset=core`. A task or "
+                    "dataset you cannot see is a 404."
+                ),
+            )
+        ],
         responses=OpenApiTypes.OBJECT,
     )
     def list(self, request):
+        only_params(request, ("task", "dataset"))
         task = _task_param(request, required=False)
         dataset = _dataset_param(request)
         if (task is None) == (dataset is None):
@@ -426,6 +455,7 @@ class AuditCalibrationViewSet(_ReadOnlyReport):
         parameters=[OpenApiParameter("dataset", str)], responses=CalibrationListSerializer
     )
     def list(self, request):
+        only_params(request, ("dataset",))
         dataset = _dataset_param(request)
         datasets = [dataset] if dataset else list(access.visible_datasets(request.user))
         return Response({"datasets": [audit_calibration(dataset=d) for d in datasets]})
@@ -440,9 +470,11 @@ class AuditRunViewSet(_ReadOnlyReport):
         return access.CURATOR if request.method == "POST" else None
 
     @extend_schema(
-        parameters=[OpenApiParameter("task", int, required=True)], responses=OpenApiTypes.OBJECT
+        parameters=[OpenApiParameter("task", int_schema(), required=True)],
+        responses=OpenApiTypes.OBJECT,
     )
     def list(self, request):
+        only_params(request, ("task",))
         task = _task_param(request)
         runs = task_audit_runs(task=task)
         if findings_hidden(task=task, user=request.user):
@@ -453,12 +485,16 @@ class AuditRunViewSet(_ReadOnlyReport):
 
     @extend_schema(
         request=None,
-        parameters=[OpenApiParameter("task", int, required=True), OpenApiParameter("llm", bool)],
+        parameters=[
+            OpenApiParameter("task", int_schema(), required=True),
+            OpenApiParameter("llm", bool),
+        ],
         responses={202: OpenApiTypes.OBJECT},
     )
     def create(self, request):
+        only_params(request, ("task", "llm"))
         task = _task_param(request)
-        llm = _bool_param(request, "llm", True) if "llm" in request.query_params else None
+        llm = bool_param(request, "llm", True) if "llm" in request.query_params else None
         job = task_audit_enqueue(task=task, user=request.user, llm=llm)
         return Response(
             {"task": task.pk, "job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED

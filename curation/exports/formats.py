@@ -8,6 +8,10 @@
   file loads with `datasets` and with `swebench`'s loader alike.
 
 Output is deterministic: the same records always give the same bytes.
+
+Every JSONL line is one line for any line splitter: JSON escapes the ASCII control characters,
+and the other characters Python's `str.splitlines()` (which `swebench`'s loader uses) takes for
+line breaks, U+0085, U+2028 and U+2029, are written as `\\uXXXX` escapes too, never raw.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from curation.exports.records import ENVIRONMENT_KEYS
 
 SPECLOOM = "specloom"
 SWEBENCH = "swebench"
@@ -40,10 +46,29 @@ _STREAM_CHUNK = 256 * 1024
 _PARQUET_ROW_GROUP = 1000
 
 
+# The characters `str.splitlines()` breaks lines at that JSON does not already escape (it
+# escapes \n, \r, \x0b, \x0c and \x1c-\x1e as control characters), as UTF-8. In valid UTF-8 these
+# byte sequences only ever encode these characters, so replacing them in the bytes is exact.
+_RAW_LINE_BREAKS = (
+    (b"\xc2\x85", b"\\u0085"),
+    (b"\xe2\x80\xa8", b"\\u2028"),
+    (b"\xe2\x80\xa9", b"\\u2029"),
+)
+
+
+def escape_line_breaks(encoded: bytes) -> bytes:
+    """JSON bytes with U+0085, U+2028 and U+2029 written as escapes (the same JSON value)."""
+    for raw, escaped in _RAW_LINE_BREAKS:
+        if raw in encoded:
+            encoded = encoded.replace(raw, escaped)
+    return encoded
+
+
 def swebench_row(record: dict[str, Any]) -> dict[str, str]:
-    """A SWE-bench instance. Our tasks have no hints and no package version of their own."""
+    """A SWE-bench instance. Our tasks have no hints; `repo`, `version` and
+    `environment_setup_commit` are the repository's (curation.exports.records)."""
     return {
-        "repo": record["repo"],
+        "repo": record["upstream"],
         "instance_id": record["instance_id"],
         "base_commit": record["base_commit"],
         "patch": record["reference_patch"],
@@ -51,35 +76,38 @@ def swebench_row(record: dict[str, Any]) -> dict[str, str]:
         "problem_statement": record["problem_statement"],
         "hints_text": "",
         "created_at": record["created_at"] or "",
-        "version": "",
+        "version": record["version"],
         "FAIL_TO_PASS": orjson.dumps(record["FAIL_TO_PASS"]).decode(),
         "PASS_TO_PASS": orjson.dumps(record["PASS_TO_PASS"]).decode(),
-        "environment_setup_commit": record["base_commit"],
+        "environment_setup_commit": record["environment_setup_commit"],
     }
 
 
 def specloom_line(record: dict[str, Any]) -> bytes:
     content_json = getattr(record, "content_json", None)
     if content_json is None:
-        return orjson.dumps(record) + b"\n"
-    # The content is already encoded (for its digest): the line is that object with the digest
-    # and the row id in front and the optional trajectories behind, spliced, not encoded again.
+        return escape_line_breaks(orjson.dumps(record)) + b"\n"
+    # The content is already encoded (for its digest): the line is that object with the digest,
+    # the row id and the environment in front and the optional trajectories behind, spliced,
+    # not encoded again.
     parts = [
         b'{"content_sha256":',
         orjson.dumps(record["content_sha256"]),
         b',"task_id":',
         orjson.dumps(record["task_id"]),
-        b",",
-        content_json[1:-1],
     ]
+    for key in ENVIRONMENT_KEYS:
+        if key in record:
+            parts += [b',"', key.encode(), b'":', orjson.dumps(record[key])]
+    parts += [b",", content_json[1:-1]]
     if "trajectories" in record:
         parts += [b',"trajectories":', orjson.dumps(record["trajectories"])]
     parts.append(b"}\n")
-    return b"".join(parts)
+    return escape_line_breaks(b"".join(parts))
 
 
 def swebench_line(record: dict[str, Any]) -> bytes:
-    return orjson.dumps(swebench_row(record)) + b"\n"
+    return escape_line_breaks(orjson.dumps(swebench_row(record))) + b"\n"
 
 
 LINE_WRITERS = {SPECLOOM: specloom_line, SWEBENCH: swebench_line}

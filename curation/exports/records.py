@@ -26,6 +26,7 @@ from django.db.models.functions import Cast
 
 from curation.models import (
     Evaluation,
+    Repository,
     SpecDependency,
     Specification,
     SpecResult,
@@ -39,6 +40,7 @@ DEFAULT_BATCH = 500
 _TASK_FIELDS = (
     "id",
     "instance_id",
+    "repository_id",
     "repository__name",
     "base_commit",
     "revision",
@@ -52,10 +54,83 @@ _TASK_FIELDS = (
     "test_patch",
 )
 
-# What `content_sha256` covers: everything a solver or a grader sees. Identifiers of rows in
-# this database (task_id) and optional extras (trajectories) are left out, so the same content
-# always has the same digest, in any database.
-NOT_CONTENT = ("task_id", "content_sha256", "trajectories")
+# What a record says of its repository's environment, as SWE-bench names it: `upstream` (its
+# `repo`, owner/name), `version` and `environment_setup_commit`.
+ENVIRONMENT_KEYS = ("upstream", "version", "environment_setup_commit")
+# What `content_sha256` covers: everything a solver or a grader sees of the task. Identifiers
+# of rows in this database (task_id), optional extras (trajectories) and the repository's
+# environment (recorded beside the content; it belongs to the repository, and changing its
+# recipe does not change a task) are left out, so the same content always has the same
+# digest, in any database.
+NOT_CONTENT = ("task_id", "content_sha256", "trajectories", *ENVIRONMENT_KEYS)
+
+# Hosts whose URLs name a project as <owner>/<name> (GitLab may nest groups: the last two).
+_FORGE_URL = re.compile(
+    r"^(?:[a-z+]+://(?:[^@/]*@)?|[\w.-]+@)(?P<host>[\w.-]+)(?::\d+)?[:/]+"
+    r"(?P<path>[\w.-]+(?:/[\w.-]+)+?)(?:\.git)?/*$",
+    re.IGNORECASE,
+)
+_FORGE_HOSTS = ("github", "gitlab", "bitbucket", "codeberg", "gitea", "forgejo", "sr.ht")
+
+
+def upstream_from_url(url: str) -> str | None:
+    """owner/name from a GitHub/GitLab-like forge URL (credentials dropped), else None."""
+    match = _FORGE_URL.match(url.strip())
+    if not match or not any(forge in match.group("host").lower() for forge in _FORGE_HOSTS):
+        return None
+    parts = match.group("path").split("/")
+    return f"{parts[-2]}/{parts[-1].removesuffix('.git')}"
+
+
+def upstream_name(repository: Repository) -> str:
+    """SWE-bench's `repo` for a repository: owner/name.
+
+    Its `upstream` field when set (the import fills it from a forge URL; a curator may change
+    it); else the owner/name in the URL it was imported from, when that is a GitHub/GitLab-like
+    forge URL; else `specloom/<name>`.
+    """
+    if repository.upstream.strip():
+        return repository.upstream.strip()
+    if repository.source_kind == Repository.SourceKind.GIT:
+        from_url = upstream_from_url(repository.source)
+        if from_url:
+            return from_url
+    return f"specloom/{repository.name}"
+
+
+def environment_version(repository: Repository) -> str:
+    """SWE-bench's `version` for a repository's tasks: the name of its environment.
+
+    The curator's `environment_version` when set; else `env-` and a short, stable digest of the
+    environment spec the sandbox builds from (setup command + extra requirements), so that
+    tasks share a version exactly when they share an environment. When environment recipes
+    exist, the recipe's own version belongs here.
+    """
+    if repository.environment_version.strip():
+        return repository.environment_version.strip()
+    spec = {
+        "setup_command": repository.setup_command,
+        "requirements": list(repository.environment.get("requirements", [])),
+    }
+    return "env-" + hashlib.sha256(canonical_json(spec)).hexdigest()[:12]
+
+
+def environment_setup_commit(repository: Repository) -> str:
+    """SWE-bench's `environment_setup_commit`: the commit the environment is built from, which
+    is the repository's default commit (its snapshot), whatever a task's base commit is. When
+    environment recipes exist, the recipe's own commit belongs here."""
+    return repository.default_commit
+
+
+def _environments(repository_ids: Iterable[int], known: dict[int, dict[str, str]]) -> None:
+    """Fill `known` with the environment keys of the repositories not in it yet."""
+    missing = set(repository_ids) - set(known)
+    for repository in Repository.objects.filter(pk__in=missing):
+        known[repository.pk] = {
+            "upstream": upstream_name(repository),
+            "version": environment_version(repository),
+            "environment_setup_commit": environment_setup_commit(repository),
+        }
 
 
 @dataclass(frozen=True)
@@ -358,8 +433,10 @@ def task_records(
         .annotate(created_text=Cast("created_at", output_field=CharField()))
         .iterator(chunk_size=options.batch_size)
     )
+    environments: dict[int, dict[str, str]] = {}
     for batch in _batched(rows, options.batch_size):
         task_ids = [row["id"] for row in batch]
+        _environments({row["repository_id"] for row in batch}, environments)
         with _collector_paused():
             specs, dependencies, tests = _related_in_python(task_ids)
             trajectories = (
@@ -368,7 +445,14 @@ def task_records(
                 else None
             )
             records = [
-                _record(row, specs=specs, dependencies=dependencies, tests=tests) for row in batch
+                _record(
+                    row,
+                    specs=specs,
+                    dependencies=dependencies,
+                    tests=tests,
+                    environment=environments[row["repository_id"]],
+                )
+                for row in batch
             ]
         for record in records:
             if trajectories is not None:
@@ -395,7 +479,14 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _record(row: dict[str, Any], *, specs: dict, dependencies: dict, tests: dict) -> TaskRecord:
+def _record(
+    row: dict[str, Any],
+    *,
+    specs: dict,
+    dependencies: dict,
+    tests: dict,
+    environment: dict[str, str],
+) -> TaskRecord:
     task_id = row["id"]
     task_tests = tests.get(task_id, [])
     fail_to_pass, pass_to_pass = [], []
@@ -429,6 +520,7 @@ def _record(row: dict[str, Any], *, specs: dict, dependencies: dict, tests: dict
     # content is the task's (NOT_CONTENT).
     content_json = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
     record = TaskRecord(instance_id=row["instance_id"], task_id=task_id)
+    record.update(environment)
     record.update(content)
     record["content_sha256"] = hashlib.sha256(content_json).hexdigest()
     record.content_json = content_json

@@ -2,7 +2,8 @@
 
 Public API::
 
-    FORMATS = ("specloom", "swe-agent", "openhands", "openhands-eval", "predictions")
+    FORMATS = ("specloom", "swe-agent", "openhands", "openhands-eval",
+               "openhands-resolver", "predictions")
     detect_format(path) -> str                      # or raises UnknownFormatError
     iter_records(path, fmt="auto") -> Iterator[ParsedTrajectory | RecordError]
 
@@ -21,6 +22,9 @@ The formats:
     An OpenHands event list, as saved or exported from a session; see ``...openhands``.
 ``openhands-eval``
     OpenHands evaluation ``output.jsonl``, one instance per line; see ``...openhands``.
+``openhands-resolver``
+    OpenHands resolver ``output.jsonl`` (``openhands.resolver``), one issue or pull request per
+    line; see ``curation.ingest.openhands_resolver``.
 ``predictions``
     SWE-bench predictions (JSON list, JSONL, or object keyed by instance id); no steps; see
     ``curation.ingest.predictions``.
@@ -71,7 +75,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from . import openhands, predictions, specloom, swe_agent
+from . import openhands, openhands_resolver, predictions, specloom, swe_agent
 from .jsonio import iter_json_values, read_document
 from .records import (
     InvalidRecord,
@@ -92,7 +96,14 @@ __all__ = [
     "iter_records",
 ]
 
-FORMATS = ("specloom", "swe-agent", "openhands", "openhands-eval", "predictions")
+FORMATS = (
+    "specloom",
+    "swe-agent",
+    "openhands",
+    "openhands-eval",
+    "openhands-resolver",
+    "predictions",
+)
 
 Outcome = ParsedTrajectory | RecordError
 RecordParser = Callable[..., ParsedTrajectory]
@@ -106,6 +117,7 @@ _DOCUMENT_PARSERS: dict[str, RecordParser] = {
 _RECORD_PARSERS: dict[str, RecordParser] = {
     "specloom": specloom.parse_record,
     "openhands-eval": openhands.parse_eval_record,
+    "openhands-resolver": openhands_resolver.parse_resolver_record,
 }
 # A malformed file can break a parser's assumptions in ways no check anticipated (a number
 # where a list belongs, say). Those become RecordErrors too, so one bad record never stops an

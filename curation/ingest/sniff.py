@@ -20,7 +20,8 @@ from .records import UnknownFormatError
 HEAD_BYTES = 256 * 1024
 SUPPORTED = (
     "specloom (Specloom's own JSON/JSONL), swe-agent (.traj), openhands (event list JSON), "
-    "openhands-eval (evaluation output.jsonl), predictions (SWE-bench predictions: JSON list, "
+    "openhands-eval (evaluation output.jsonl), openhands-resolver (resolver output.jsonl), "
+    "predictions (SWE-bench predictions: JSON list, "
     "JSON object keyed by instance id, or JSONL)"
 )
 
@@ -118,10 +119,11 @@ def _scan_keys(text: str, start: int) -> Sniffed:
     return sniffed
 
 
-def sniff(path: str | os.PathLike[str]) -> Sniffed:
+def sniff(path: str | os.PathLike[str], *, name: str | None = None) -> Sniffed:
     """Read the head of ``path`` and describe its first JSON value; UnknownFormatError if the
-    file is empty, binary or not JSON at all."""
-    name = Path(path).name
+    file is empty, binary or not JSON at all. Messages call the file ``name`` (by default its
+    file name)."""
+    name = name or Path(path).name
     with open(path, "rb") as handle:
         head = handle.read(HEAD_BYTES)
         whole_file = not handle.read(1)
@@ -158,6 +160,14 @@ def sniff(path: str | os.PathLike[str]) -> Sniffed:
 
 
 _EVAL_KEYS = {"history", "test_result", "instruction", "metrics", "git_patch"}
+# openhands.resolver's output: an `issue` object and keys no other format has.
+_RESOLVER_KEYS = {"issue_type", "result_explanation", "success_explanation", "comment_success"}
+
+
+def _is_resolver_output(keys: set[str]) -> bool:
+    return "issue" in keys and bool(keys & _RESOLVER_KEYS)
+
+
 _EVENT_KEYS = {"action", "observation"}
 
 
@@ -169,6 +179,8 @@ def classify(sniffed: Sniffed) -> str | None:
         top, inner = sniffed.keys_at(1), sniffed.keys_at(2)
         if "model_patch" in top:
             return "predictions"
+        if _is_resolver_output(top):
+            return "openhands-resolver"
         if "instance_id" in top and top & _EVAL_KEYS:
             return "openhands-eval"
         if "steps" in top:
@@ -181,6 +193,8 @@ def classify(sniffed: Sniffed) -> str | None:
     items, nested = sniffed.keys_at(2), sniffed.keys_at(3)
     if "model_patch" in items:
         return "predictions"
+    if _is_resolver_output(items):
+        return "openhands-resolver"
     if "instance_id" in items and items & _EVAL_KEYS:
         return "openhands-eval"
     if "steps" in items:
@@ -190,13 +204,15 @@ def classify(sniffed: Sniffed) -> str | None:
     return None
 
 
-def detect_format(path: str | os.PathLike[str]) -> str:
-    """Name the format of ``path`` from its head; raise UnknownFormatError if none matches."""
-    sniffed = sniff(path)
+def detect_format(path: str | os.PathLike[str], *, name: str | None = None) -> str:
+    """Name the format of ``path`` from its head; raise UnknownFormatError if none matches.
+    Messages call the file ``name`` (by default its file name)."""
+    name = name or Path(path).name
+    sniffed = sniff(path, name=name)
     detected = classify(sniffed)
     if detected is None:
         raise UnknownFormatError(
-            f"cannot tell the format of {Path(path).name}: it holds {sniffed.describe()}. "
+            f"cannot tell the format of {name}: it holds {sniffed.describe()}. "
             f"Supported formats: {SUPPORTED}. "
             "If the file is one of these, name its format explicitly."
         )

@@ -58,10 +58,17 @@ def release_file_path(release: Release, fmt: str) -> Path:
 
 
 def next_version(dataset: Dataset) -> str:
+    """The next vN of `dataset`: above every version it has, and above every version a cut job
+    was ever started for, so a name once handed out (to a release since deleted, say) is never
+    handed out again."""
+    versions = list(Release.objects.filter(dataset=dataset).values_list("version", flat=True))
+    versions += Job.objects.filter(kind="cut_release", params__dataset_id=dataset.pk).values_list(
+        "params__version", flat=True
+    )
     numbers = [
         int(match.group(1))
-        for version in Release.objects.filter(dataset=dataset).values_list("version", flat=True)
-        if (match := _DEFAULT_VERSION.match(version))
+        for version in versions
+        if isinstance(version, str) and (match := _DEFAULT_VERSION.match(version))
     ]
     return f"v{max(numbers, default=0) + 1}"
 
@@ -131,6 +138,8 @@ def release_cut(
         target=release,
         params={
             "release_id": release.pk,
+            "dataset_id": dataset.pk,
+            "version": version,
             "trajectories": bool(trajectories),
             "include_unsafe": bool(include_unsafe),
         },
@@ -143,17 +152,20 @@ def release_cut(
 
 
 def _mark_failed(release: Release, error: str) -> None:
-    Release.objects.filter(pk=release.pk, status=Release.Status.BUILDING).update(
+    marked = Release.objects.filter(pk=release.pk, status=Release.Status.BUILDING).update(
         status=Release.Status.FAILED, datasheet={"error": error[-2000:]}
     )
-    shutil.rmtree(release_folder(release), ignore_errors=True)
+    if marked:
+        shutil.rmtree(release_folder(release), ignore_errors=True)
 
 
 def release_build_run(*, job: Job, ctx) -> dict[str, Any]:
     """The `cut_release` job: build the release, or mark it failed with the reason."""
     from workers.services import JobLeaseLost
 
-    release = Release.objects.select_related("dataset").get(pk=job.params["release_id"])
+    release = Release.objects.select_related("dataset").filter(pk=job.params["release_id"]).first()
+    if release is None:
+        return {"message": f"nothing to do: release {job.params['release_id']} no longer exists"}
     if release.status != Release.Status.BUILDING:
         return {"message": f"nothing to do: {release} is {release.status}"}
     options = ExportOptions(
@@ -315,10 +327,33 @@ def _freeze(
 
 
 def release_delete(*, release: Release) -> None:
-    """Delete a release that never became ready (failed, or stuck building) and its files."""
-    if release.status == Release.Status.READY:
-        raise ReleaseImmutable("a ready release is never deleted; it is part of the record")
+    """Delete a release that failed to build, and its files.
+
+    A ready release is never deleted (ReleaseImmutable). A building one is refused too
+    (ReleaseInputError): its job may be freezing it this very moment, and would then find it
+    gone. A building release whose job has already ended is marked failed first, and so can go.
+    The row is locked while it is checked and deleted, so the worker's own locked freeze comes
+    strictly before or after, never in between.
+    """
+    _settle_orphaned_builds(release.dataset)
     with transaction.atomic():
-        ReleaseTask.objects.filter(release=release).delete()
-        release.delete()
-    shutil.rmtree(release_folder(release), ignore_errors=True)
+        locked = (
+            Release.objects.select_for_update()
+            .select_related("dataset")
+            .filter(pk=release.pk)
+            .first()
+        )
+        if locked is None:
+            return
+        if locked.status == Release.Status.READY:
+            raise ReleaseImmutable("a ready release is never deleted; it is part of the record")
+        if locked.status == Release.Status.BUILDING:
+            raise ReleaseInputError(
+                f"{locked} is still being cut (job {locked.job_id}); wait for the job to end, "
+                "or cancel it, and delete the release if it failed"
+            )
+        ReleaseTask.objects.filter(release=locked).delete()
+        locked.delete()
+        # Inside the transaction: a new release of the same name cannot be recorded (and so
+        # cannot publish its folder) until this one's row is gone for good.
+        shutil.rmtree(release_folder(locked), ignore_errors=True)

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.archives import UnsafeArchive, archive_stem, extract_archive
+from curation.exports.records import upstream_from_url
 from curation.layout import default_setup_command, detect_layout
 from curation.models import Repository
 from curation.services.clone_guard import UnsafeCloneSource, clone_pins
@@ -420,6 +421,9 @@ def repository_import_enqueue(*, request: ImportRequest, user=None) -> ImportOut
                     requested_commit=request.commit,
                     status=Repository.Status.QUEUED,
                     status_updated_at=timezone.now(),
+                    upstream=(upstream_from_url(request.label) or "")
+                    if request.kind == "git"
+                    else "",
                     created_by=user if getattr(user, "is_authenticated", False) else None,
                 )
         except IntegrityError:

@@ -4,12 +4,14 @@
 belongs to and which model ran it, and writes records with their steps and evaluation jobs in
 groups (see `_Group`: a few statements and one commit per group, a record at a time when the
 database refuses something). A record that fails leaves nothing behind, the next one is
-imported regardless, and a record imported before (same task, same content hash) is reported
-as a duplicate rather than stored twice.
+imported regardless, and a record imported before (same task, same model, same content hash)
+is reported as a duplicate rather than stored twice. A model named by the importer (--model,
+?model=) always overrides the one a file names.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +60,15 @@ class RecordRejected(ValueError):
     """One record cannot be stored; the message says why and the import goes on."""
 
 
+# A report lists at most this many record errors (those of the first lines) and counts the
+# rest: a file of junk would otherwise answer with megabytes of the same message.
+MAX_REPORTED_ERRORS = 100
+
+
+def _error_order(error: dict[str, Any]) -> int:
+    return -1 if error["line"] is None else error["line"]
+
+
 @dataclass
 class ImportReport:
     format: str
@@ -66,12 +77,23 @@ class ImportReport:
     located_by: str = "line"
     created: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    # The first MAX_REPORTED_ERRORS errors by line; `error_count` counts them all.
     errors: list[dict[str, Any]] = field(default_factory=list)
+    error_count: int = 0
     steps: int = 0
 
     @property
     def created_ids(self) -> list[int]:
         return [entry["id"] for entry in self.created]
+
+    def add_error(self, line: int | None, message: str) -> None:
+        self.error_count += 1
+        entry = {"line": line, "message": message}
+        if len(self.errors) >= MAX_REPORTED_ERRORS:
+            if _error_order(entry) >= _error_order(self.errors[-1]):
+                return
+            self.errors.pop()
+        bisect.insort(self.errors, entry, key=_error_order)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,12 +102,13 @@ class ImportReport:
             "counts": {
                 "created": len(self.created),
                 "duplicates": len(self.duplicates),
-                "errors": len(self.errors),
+                "errors": self.error_count,
                 "steps": self.steps,
             },
             "created": self.created,
             "duplicates": self.duplicates,
             "errors": self.errors,
+            "errors_omitted": self.error_count - len(self.errors),
         }
 
 
@@ -143,8 +166,10 @@ def _tokens(name: str, value: int | None) -> int | None:
     return value
 
 
-def _model_name(parsed: ParsedTrajectory, fallback: str | None) -> str:
-    model = (parsed.model or fallback or "").strip()
+def _model_name(parsed: ParsedTrajectory, override: str | None) -> str:
+    """The model a record is stored under: the importer's explicit choice (--model, ?model=)
+    always wins over what the file says (a replay's "replay", a placeholder, a typo)."""
+    model = ((override or "").strip() or (parsed.model or "")).strip()
     if not model:
         raise RecordRejected(
             "the record names no model; name it with --model (or ?model= in the API)"
@@ -319,9 +344,9 @@ def _store(
     return trajectory
 
 
-def _existing(task: Task, content_sha256: str) -> int | None:
+def _existing(task: Task, model: str, content_sha256: str) -> int | None:
     return (
-        Trajectory.objects.filter(task=task, content_sha256=content_sha256)
+        Trajectory.objects.filter(task=task, model_name=model, content_sha256=content_sha256)
         .values_list("pk", flat=True)
         .first()
     )
@@ -340,7 +365,7 @@ def trajectory_import_record(
     try:
         return _store(parsed, **store, clean=False), None
     except IntegrityError:
-        existing = _existing(task, parsed.content_sha256)
+        existing = _existing(task, model, parsed.content_sha256)
         if existing is not None:
             return None, existing
         raise
@@ -377,14 +402,13 @@ def trajectories_import(
     group = _Group(report=report, user=user, evaluate=evaluate)
     for item in records:
         if isinstance(item, RecordError):
-            report.errors.append({"line": item.line, "message": item.message})
+            report.add_error(item.line, item.message)
             continue
         try:
             group.add(item, task=target.task_for(item), model=_model_name(item, model))
         except RecordRejected as exc:
-            report.errors.append({"line": item.line, "message": str(exc)})
+            report.add_error(item.line, str(exc))
     group.flush()
-    report.errors.sort(key=lambda error: -1 if error["line"] is None else error["line"])
     return report
 
 
@@ -455,25 +479,26 @@ class _Group:
             self._note(item, trajectory, existing, error)
 
     def _together(self, pending: list[_Pending]):
+        # A trajectory is (task, model, content): the same file under another model is new.
         tasks = {item.task.pk for item in pending}
         hashes = {item.parsed.content_sha256 for item in pending}
         existing = {
-            (task_id, sha): pk
-            for task_id, sha, pk in Trajectory.objects.filter(
+            (task_id, model, sha): pk
+            for task_id, model, sha, pk in Trajectory.objects.filter(
                 task_id__in=tasks, content_sha256__in=hashes
-            ).values_list("task_id", "content_sha256", "pk")
+            ).values_list("task_id", "model_name", "content_sha256", "pk")
         }
-        rows: dict[tuple[int, str], Trajectory] = {}
-        order: list[tuple[_Pending, tuple[int, str]]] = []
+        rows: dict[tuple[int, str, str], Trajectory] = {}
+        order: list[tuple[_Pending, tuple[int, str, str]]] = []
         for item in pending:
-            key = (item.task.pk, item.parsed.content_sha256)
+            key = (item.task.pk, item.row.model_name, item.parsed.content_sha256)
             order.append((item, key))
             if key not in existing and key not in rows:
                 rows[key] = item.row
         new = list(rows.values())
         Trajectory.objects.bulk_create(new)
         by_key = {key: row for key, row in rows.items()}
-        first_of: dict[tuple[int, str], _Pending] = {}
+        first_of: dict[tuple[int, str, str], _Pending] = {}
         with_steps = []
         for item, key in order:
             if key in by_key and key not in first_of:
@@ -502,7 +527,7 @@ class _Group:
     def _note(self, item: _Pending, trajectory, existing, error: str) -> None:
         line = item.parsed.line
         if error:
-            self.report.errors.append({"line": line, "message": error})
+            self.report.add_error(line, error)
         elif trajectory is None:
             self.report.duplicates.append({"line": line, "id": existing, "task": item.task.pk})
         else:
@@ -529,12 +554,16 @@ def trajectories_import_file(
     user=None,
     evaluate: bool = True,
     tasks: QuerySet[Task] | None = None,
+    name: str | None = None,
 ) -> ImportReport:
-    """Parse a file of any supported format (streaming JSONL) and import its records."""
+    """Parse a file of any supported format (streaming JSONL) and import its records.
+
+    `name` is what messages call the file (an upload's temporary file is the server's
+    business, not the uploader's); by default its file name."""
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportRefused(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     try:
-        detected = detect_format(path) if fmt == "auto" else fmt
+        detected = detect_format(path, name=name) if fmt == "auto" else fmt
     except UnknownFormatError as exc:
         raise ImportRefused(str(exc)) from None
     if detected in ("swe-agent", "openhands"):

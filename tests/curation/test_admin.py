@@ -65,6 +65,13 @@ def one_of_everything(django_user_model):
     EnvironmentRecipe.objects.create(
         repository=task.repository, commit=task.repository.default_commit or "0" * 40
     )
+    # django-axes's records of logins (its admin is where a locked user is unlocked).
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    where = {"user_agent": "ua", "ip_address": "203.0.113.7", "username": "rev", "path_info": "/"}
+    AccessAttempt.objects.create(**where, get_data="", post_data="", failures_since_start=1)
+    AccessFailureLog.objects.create(**where, locked_out=False)
+    AccessLog.objects.create(**where)
 
 
 def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):
@@ -134,3 +141,30 @@ def test_the_admins_synthesis_refuses_a_repository_that_is_not_imported(admin_cl
     )
     assert not Job.objects.filter(kind="synthesize").exists()
     assert Repository.objects.count() == 1
+
+
+def test_a_repositorys_upstream_and_environment_version_are_set_in_the_admin(admin_client):
+    from curation.exports.records import environment_version, upstream_name
+    from curation.models import Repository
+    from tests.factories import RepositoryFactory
+
+    repository = RepositoryFactory(name="ledger")
+    assert upstream_name(repository) == "specloom/ledger"
+    url = reverse("admin:curation_repository_change", args=[repository.pk])
+    page = admin_client.get(url)
+    assert b'name="upstream"' in page.content and b'name="environment_version"' in page.content
+    form = {
+        "name": "ledger",
+        "source_kind": "path",
+        "source": "/nowhere",
+        "language": "python",
+        "setup_command": "pip install .",
+        "test_command": "pytest",
+        "environment": "{}",
+        "upstream": "acme/ledger",
+        "environment_version": "2.1",
+    }
+    response = admin_client.post(url, form)
+    assert response.status_code == 302, response.content[:2000]
+    repository = Repository.objects.get(pk=repository.pk)
+    assert (upstream_name(repository), environment_version(repository)) == ("acme/ledger", "2.1")

@@ -115,3 +115,14 @@ def test_the_admin_revokes_tokens(admin_client, alice):
     )
     token.refresh_from_db()
     assert token.revoked_at is not None
+
+
+def test_a_building_release_is_not_deleted_in_the_admin(admin_client, dataset):
+    release = Release.objects.create(dataset=dataset, version="v1", status="building")
+    response = admin_client.post(f"/admin/curation/release/{release.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 403
+    admin_client.post(
+        "/admin/curation/release/",
+        {"action": "delete_selected", "_selected_action": [release.pk], "post": "yes"},
+    )
+    assert Release.objects.filter(pk=release.pk, status="building").exists()

@@ -250,7 +250,7 @@ def parse_reply(
         if not isinstance(message, str) or not message.strip():
             raise MalformedReply(f"{where}.message must be a non-empty string")
         trajectory = item.get("trajectory")
-        if isinstance(trajectory, str) and trajectory.isdigit():
+        if isinstance(trajectory, str) and trajectory.isascii() and trajectory.isdigit():
             trajectory = int(trajectory)
         is_id = isinstance(trajectory, int) and not isinstance(trajectory, bool)
         if trajectory is not None and not is_id:

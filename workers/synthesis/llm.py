@@ -640,7 +640,7 @@ def _account(record: RoundRecord, reply: ChatReply) -> None:
 
 
 def _key_order(key: str) -> int:
-    return int(key[1:]) if key[1:].isdigit() else 0
+    return int(key[1:]) if key[1:].isascii() and key[1:].isdigit() else 0
 
 
 def normalise_patch(git_dir: Path, commit: str, patch: str) -> tuple[str, str]:

@@ -560,7 +560,7 @@ def _reference_parts(
 
 
 def _key_order(key: str) -> int:
-    return int(key[1:]) if key[1:].isdigit() else 0
+    return int(key[1:]) if key[1:].isascii() and key[1:].isdigit() else 0
 
 
 def _report(

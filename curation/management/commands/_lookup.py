@@ -9,7 +9,11 @@ from curation.models import Dataset, Task
 
 def task_named(name_or_id: str) -> Task:
     """The task with this id or instance id."""
-    lookup = {"pk": int(name_or_id)} if name_or_id.isdigit() else {"instance_id": name_or_id}
+    lookup = (
+        {"pk": int(name_or_id)}
+        if name_or_id.isascii() and name_or_id.isdigit()
+        else {"instance_id": name_or_id}
+    )
     task = Task.objects.filter(**lookup).first()
     if task is None:
         raise CommandError(f"no task {name_or_id!r}")
@@ -18,7 +22,11 @@ def task_named(name_or_id: str) -> Task:
 
 def dataset_named(name_or_id: str) -> Dataset:
     """The dataset with this id or name."""
-    lookup = {"pk": int(name_or_id)} if name_or_id.isdigit() else {"name": name_or_id}
+    lookup = (
+        {"pk": int(name_or_id)}
+        if name_or_id.isascii() and name_or_id.isdigit()
+        else {"name": name_or_id}
+    )
     dataset = Dataset.objects.filter(**lookup).first()
     if dataset is None:
         raise CommandError(f"no dataset {name_or_id!r}")

@@ -8,8 +8,8 @@ from ._lookup import dataset_named, task_named
 
 class Command(BaseCommand):
     help = (
-        "Import agent trajectories (Specloom JSON/JSONL, SWE-agent .traj, OpenHands events or "
-        "evaluation output, SWE-bench predictions) and queue their evaluation."
+        "Import agent trajectories (Specloom JSON/JSONL, SWE-agent .traj, OpenHands events, "
+        "evaluation or resolver output, SWE-bench predictions) and queue their evaluation."
     )
 
     def add_arguments(self, parser):
@@ -19,7 +19,9 @@ class Command(BaseCommand):
         target.add_argument(
             "--dataset", help="match records to this dataset's tasks by their instance id"
         )
-        parser.add_argument("--model", help="model name for records that do not name one")
+        parser.add_argument(
+            "--model", help="the model that ran them; overrides any model the file names"
+        )
         parser.add_argument(
             "--format", default="auto", choices=["auto", *FORMATS], help="default: detect it"
         )
@@ -58,9 +60,11 @@ class Command(BaseCommand):
             self.stdout.write(f"{where(entry)}: already imported as trajectory {entry['id']}")
         for entry in report.errors:
             self.stderr.write(f"{where(entry)}: {entry['message']}")
+        if report.error_count > len(report.errors):
+            self.stderr.write(f"... and {report.error_count - len(report.errors)} more errors")
         self.stdout.write(
             f"{report.format}: {len(report.created)} created ({report.steps} steps), "
-            f"{len(report.duplicates)} already imported, {len(report.errors)} errors"
+            f"{len(report.duplicates)} already imported, {report.error_count} errors"
             + ("" if no_evaluate or not report.created else "; evaluations queued")
         )
         if report.errors and not report.created and not report.duplicates:

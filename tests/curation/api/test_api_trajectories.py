@@ -7,6 +7,7 @@ import pytest
 from curation.models import Trajectory, TrajectoryStep
 from curation.services.tokens import api_token_create
 from tests.curation import trajectory_fixtures as fx
+from tests.curation.api.support import error_of
 from tests.factories import DatasetFactory, TaskFactory
 from workers.models import Job
 
@@ -89,7 +90,7 @@ def test_a_real_swe_agent_file_imports_with_a_model_name(client, bob, task):
         content_type="application/json",
     )
     assert without.status_code == 400
-    assert "names no model" in without.json()["errors"][0]["message"]
+    assert "names no model" in error_of(without)["details"]["errors"][0]["message"]
 
 
 def test_tokens_need_the_write_scope_and_the_curator_role(client, alice, bob, task):
@@ -237,3 +238,40 @@ def test_five_thousand_steps_and_fifty_megabytes_import_and_read_page_by_page(cl
     tail = client.get(f"{URL}/{trajectory_id}/steps?from_index=4990").json()
     assert [step["index"] for step in tail["results"]] == list(range(4990, 5000))
     assert tail["results"][0]["content"].startswith("004990")
+
+
+def test_a_file_of_junk_gets_a_small_400_with_the_first_errors_and_a_count(client, bob, task):
+    client.force_login(bob)
+    lines = 5_000
+    body = b"".join(b'{"junk": %d}\n' % n for n in range(lines))
+    response = client.post(f"{URL}?dataset=core&format=specloom", data=body, content_type=NDJSON)
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "bad_request"
+    assert f"{lines} records failed" in error["message"]
+    report = error["details"]
+    assert report["counts"]["errors"] == lines
+    assert [e["line"] for e in report["errors"]] == list(range(1, 101))
+    assert report["errors_omitted"] == lines - 100
+    assert len(response.content) < 30_000
+
+
+def test_a_400_for_record_errors_has_the_error_body(client, bob, task):
+    client.force_login(bob)
+    response = client.post(
+        f"{URL}?task={task.pk}", data=b'{"format": "specloom"}\n', content_type=NDJSON
+    )
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["details"]["counts"]["created"] == 0
+    assert error["details"]["errors"][0]["line"] == 1
+
+
+def test_a_binary_upload_is_named_the_upload_not_a_server_path(client, bob, task):
+    client.force_login(bob)
+    response = client.post(f"{URL}?task={task.pk}", data=b"\x00\x01\x02binary", content_type=NDJSON)
+    assert response.status_code == 400
+    error = error_of(response)
+    text = json.dumps(error)
+    assert "the upload is binary data" in text
+    assert "/tmp" not in text and "specloom-import" not in text

@@ -78,9 +78,39 @@ def test_repeated_failed_authentication_is_throttled(settings, token_client, ali
     assert response.status_code == 429
     assert error_of(response)["code"] == "throttled"
     assert int(response["Retry-After"]) > 0
-    # Even a good key from that address waits: the limit is on the address, not the key.
+    # Another bad key from that address waits too: the count is on the address as well.
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION="Bearer sl_other_guess")
+    assert other.get("/api/v1/datasets").status_code == 429
+
+
+def test_a_valid_token_is_never_refused_by_the_failure_limit(settings, token_client, alice):
+    # Behind a proxy or a NAT one address is everyone: bad tokens from it must not lock out
+    # the good ones.
+    settings.API_FAILED_AUTH_LIMIT = 3
+    bogus = APIClient()
+    bogus.credentials(HTTP_AUTHORIZATION="Bearer sl_guess_guess")
+    for _ in range(10):
+        bogus.get("/api/v1/datasets")
+    assert bogus.get("/api/v1/datasets").status_code == 429
     good = token_client(alice, "read")
-    assert good.get("/api/v1/datasets").status_code == 429
+    assert [good.get("/api/v1/datasets").status_code for _ in range(3)] == [200] * 3
+    assert bogus.get("/api/v1/datasets").status_code == 429
+
+
+def test_failures_against_one_prefix_are_counted_across_addresses(settings, token_client, alice):
+    settings.API_FAILED_AUTH_LIMIT = 3
+    good = token_client(alice, "read")
+    prefix = good.key.split("_")[1]
+    statuses = []
+    for number in range(5):
+        guesser = APIClient(REMOTE_ADDR=f"10.0.0.{number + 1}")
+        guesser.credentials(HTTP_AUTHORIZATION=f"Bearer sl_{prefix}_wrong{number}")
+        statuses.append(guesser.get("/api/v1/datasets").status_code)
+    assert statuses == [401, 401, 401, 429, 429]
+    # The owner of that prefix, from one of those very addresses, is let in.
+    good.defaults["REMOTE_ADDR"] = "10.0.0.5"
+    assert good.get("/api/v1/datasets").status_code == 200
 
 
 def test_a_read_token_cannot_write(token_client, bob, dataset):

@@ -59,9 +59,10 @@ def test_cutting_needs_the_curator_role_and_the_release_scope(token_client, alic
 
 def test_bad_cut_input_is_a_clear_error(token_client, bob, release):
     client = token_client(bob, "release")
+    # A dataset you cannot see (or that does not exist) is a 404, as everywhere.
     response = client.post("/api/v1/releases", {"dataset": "nope"}, format="json")
-    assert response.status_code == 400
-    assert error_of(response)["details"] == {"dataset": ["No dataset named 'nope'."]}
+    assert response.status_code == 404
+    assert "No dataset named 'nope'" in error_of(response)["message"]
     response = client.post("/api/v1/releases", {"dataset": "core", "version": "v1"}, format="json")
     assert response.status_code == 409
     assert "already has a release v1" in error_of(response)["message"]
@@ -114,7 +115,8 @@ def test_reviewers_see_releases_of_their_datasets_only(token_client, alice, caro
 def test_it_filters_releases(token_client, bob, release):
     client = token_client(bob)
     assert len(client.get("/api/v1/releases?dataset=core&status=ready").json()["results"]) == 1
-    assert client.get("/api/v1/releases?dataset=other").json()["results"] == []
+    # A dataset that does not exist (or that you cannot see) is a 404, as everywhere.
+    assert client.get("/api/v1/releases?dataset=other").status_code == 404
     assert client.get("/api/v1/releases?colour=blue").status_code == 400
 
 
@@ -262,3 +264,91 @@ def test_a_diff_needs_a_visible_ready_release_to_compare_with(
     hidden = cut(other)
     response = token_client(alice).get(f"/api/v1/releases/{release.pk}/diff?against={hidden.pk}")
     assert response.status_code == 404
+
+
+def test_a_building_release_cannot_be_deleted_and_its_cut_goes_on(token_client, bob, dataset):
+    reviewed_task(dataset=dataset)
+    client = token_client(bob, "release")
+    body = client.post("/api/v1/releases", {"dataset": "core"}, format="json").json()
+    response = client.delete(f"/api/v1/releases/{body['id']}")
+    assert response.status_code == 409
+    error = error_of(response)
+    assert error["code"] == "conflict"
+    assert "still being cut" in error["message"]
+    assert job_execute(job_id=body["job"]) == "succeeded"
+    assert Release.objects.get(pk=body["id"]).status == "ready"
+
+
+def test_a_stale_delete_of_a_release_that_became_ready_is_refused(bob, dataset):
+    from curation.models import ReleaseImmutable
+    from curation.services.releases import release_cut, release_delete
+
+    reviewed_task(dataset=dataset)
+    release = release_cut(dataset=dataset, user=bob)
+    stale = Release.objects.get(pk=release.pk)
+    stale.status = "failed"  # what a reader saw a moment before the worker froze it
+    assert job_execute(job_id=release.job_id) == "succeeded"
+    with pytest.raises(ReleaseImmutable):
+        release_delete(release=stale)
+    assert Release.objects.get(pk=release.pk).status == "ready"
+
+
+def test_a_release_whose_cut_was_cancelled_can_be_deleted(token_client, bob, dataset):
+    from workers.services import job_cancel
+
+    reviewed_task(dataset=dataset)
+    client = token_client(bob, "release")
+    body = client.post("/api/v1/releases", {"dataset": "core"}, format="json").json()
+    assert job_cancel(job=Job.objects.get(pk=body["job"]))
+    assert client.delete(f"/api/v1/releases/{body['id']}").status_code == 204
+    assert not Release.objects.filter(pk=body["id"]).exists()
+
+
+def test_a_version_name_is_never_handed_out_twice(token_client, bob, dataset):
+    from curation.services.releases import release_cut
+
+    reviewed_task(dataset=dataset)
+    client = token_client(bob, "release")
+    first = client.post("/api/v1/releases", {"dataset": "core"}, format="json").json()
+    assert first["version"] == "v1"
+    release = Release.objects.get(pk=first["id"])
+    Release.objects.filter(pk=release.pk).update(status="failed")
+    assert client.delete(f"/api/v1/releases/{first['id']}").status_code == 204
+    # The job of the deleted release still runs: it finds nothing to build and says so.
+    assert job_execute(job_id=first["job"]) == "succeeded"
+    assert "no longer exists" in Job.objects.get(pk=first["job"]).message
+    second = release_cut(dataset=dataset, user=bob)
+    assert second.version == "v2"
+    assert job_execute(job_id=second.job_id) == "succeeded"
+    assert Release.objects.get(pk=second.pk).status == "ready"
+
+
+def test_the_schema_documents_the_409s_of_releases(token_client, alice):
+    schema = token_client(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    paths = schema["paths"]
+    assert "409" in paths["/api/v1/releases/{id}"]["delete"]["responses"]
+    for path in ("datasheet", "export", "diff"):
+        assert "409" in paths[f"/api/v1/releases/{{id}}/{path}"]["get"]["responses"], path
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"dataset": "core", "version": "v 2"}, "version"),
+        ({"dataset": "core", "version": "v2\n"}, "version"),
+        ({"dataset": "core", "include_unsafe": True}, "include_unsafe"),
+        ({"dataset": "core", "include_unsafe": True, "trajectories": False}, "include_unsafe"),
+    ],
+)
+def test_a_cut_the_schema_calls_invalid_is_a_400(token_client, bob, dataset, body, field):
+    response = token_client(bob, "release").post("/api/v1/releases", body, format="json")
+    assert response.status_code == 400
+    assert field in error_of(response)["details"]
+
+
+def test_the_schema_says_include_unsafe_needs_trajectories(token_client, alice):
+    schema = token_client(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    cut = schema["components"]["schemas"]["ReleaseCutRequest"]
+    assert {"required": ["trajectories"], "properties": {"trajectories": {"enum": [True]}}} in (
+        cut["anyOf"]
+    )

@@ -1,8 +1,7 @@
 """Property-based tests of the whole API from its own OpenAPI schema (schemathesis, in process).
 
 Every operation gets a bounded number of generated requests, valid and invalid, made with a
-curator's token that holds every scope; no answer may be a server error, and every answer must
-match the schema: its status, content type, headers and body.
+curator's token that holds every scope, and every check schemathesis has judges every answer.
 """
 
 from __future__ import annotations
@@ -16,14 +15,9 @@ from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    negative_data_rejection,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from schemathesis.checks import CHECKS as ALL_CHECKS
+from schemathesis.checks import load_all_checks
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from curation.models import Finding
 from curation.services.tokens import api_token_create
@@ -36,27 +30,18 @@ pytestmark = pytest.mark.django_db
 # run's other files rather than into the checkout.
 set_hypothesis_home_dir(django_settings.VAR_DIR / "hypothesis")
 
-EXAMPLES_PER_OPERATION = 20
-# What the issue asks of every operation: no server error, and answers as the schema says.
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-]
-# Stricter, on the resources of this module: invalid input (as the schema defines it) must be
-# refused, never quietly read as something else. Other resources opt in by being listed here.
-STRICT_RESOURCES = {
-    "datasets",
-    "evaluations",
-    "findings",
-    "jobs",
-    "releases",
-    "repositories",
-    "reviews",
-    "tasks",
-}
+EXAMPLES_PER_OPERATION = 15
+# Every check schemathesis has, as `st run --checks all` runs them: no server error; status,
+# content type, headers and body as the schema says; invalid input (as the schema defines it)
+# refused and valid input accepted; a missing required header, an undeclared method and a
+# request without credentials refused; the Allow header right. (The stateful ones, about
+# resources used after deletion, only act in a stateful run: scripts/fuzz_api.sh.)
+load_all_checks()
+CHECKS = list(ALL_CHECKS.get_all())
+# The exemptions of schemathesis.toml (the long run's configuration), and why: positive-data
+# acceptance is not judged where a schema cannot state what is valid (a trajectory file's
+# records; a task whose parts refer to one another and to its repository).
+NOT_JUDGED_ON_VALID_INPUT = {("POST", "/api/v1/trajectories"), ("POST", "/api/v1/tasks")}
 
 
 @pytest.fixture
@@ -64,6 +49,7 @@ def api_key(bob, alice, dataset):
     """Something of everything to find, and a key with every scope."""
     approved = reviewed_task(dataset=dataset)
     reviewed_task(dataset=dataset, status="needs_review")
+    reviewed_task(dataset=dataset, difficulty="")  # unrated: null in responses
     evaluated_trajectory(approved, model="model-a", resolved="full")
     evaluated_trajectory(approved, model="model-b", resolved="none", unsafe=True)
     Finding.objects.create(task=approved, kind="weak_test", message="an empty patch passes")
@@ -100,6 +86,9 @@ schema = _load()
 @pytest.fixture(autouse=True)
 def _in_process_requests(settings, tmp_path):
     settings.SPECLOOM_RELEASE_ROOT = tmp_path / "releases"
+    # The auth checks send thousands of invalid tokens from one address; past the failed-token
+    # limit those would be answered 429 rather than the 401 the checks look for.
+    settings.API_FAILED_AUTH_LIMIT = 10**9
     # Requests go straight to the WSGI application on this thread, inside the test's
     # transaction; Django must not close that connection between requests (its own test
     # client disconnects these handlers for the same reason).
@@ -125,6 +114,7 @@ def test_the_schema_tested_is_the_schema_served(client, alice):
     database=None,  # reproducible from the seed; nothing written into the checkout
 )
 def test_the_api_answers_every_generated_request_as_its_schema_says(case, api_key):
-    resource = case.operation.path.split("/")[3]  # /api/v1/<resource>/...
-    strict = [negative_data_rejection] if resource in STRICT_RESOURCES else []
-    case.call_and_validate(headers={"Authorization": f"Bearer {api_key}"}, checks=CHECKS + strict)
+    checks = CHECKS
+    if (case.operation.method.upper(), case.operation.path) in NOT_JUDGED_ON_VALID_INPUT:
+        checks = [check for check in CHECKS if check is not positive_data_acceptance]
+    case.call_and_validate(headers={"Authorization": f"Bearer {api_key}"}, checks=checks)

@@ -109,9 +109,51 @@ def test_it_pages_with_a_cursor(token_client, bob, dataset):
     first = client.get("/api/v1/tasks?page_size=2").json()
     second = client.get(first["next"]).json()
     assert [t["id"] for t in first["results"] + second["results"]] == made[:4]
+    # A cursor the API never handed out names no page.
     response = client.get("/api/v1/tasks?cursor=not-a-cursor")
-    assert response.status_code == 400
-    assert "cursor" in error_of(response)["details"]
+    assert response.status_code == 404
+    assert "cursor" in error_of(response)["message"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "page_size=2&page_size=3",
+        "page_size=null",
+        "page_size=null&page_size=null",
+        "cursor=a&cursor=b",
+    ],
+)
+@pytest.mark.parametrize("path", ["/api/v1/tasks", "/api/v1/trajectories/{id}/steps"])
+def test_a_repeated_or_null_page_parameter_is_refused(token_client, bob, dataset, query, path):
+    from tests.curation.release_helpers import evaluated_trajectory
+
+    task = reviewed_task(dataset=dataset)
+    trajectory = evaluated_trajectory(task, model="m", resolved="full")
+    response = token_client(bob).get(f"{path.format(id=trajectory.pk)}?{query}")
+    assert response.status_code == 400, response.content
+    assert error_of(response)["code"] == "bad_request"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/trajectories?task=1&task=2",
+        "/api/v1/trajectories?model=a&model=b",
+        "/api/v1/tasks?dataset=core&dataset=core",
+        "/api/v1/tasks/export?format=swebench&format=specloom",
+        "/api/v1/tasks/export?trajectories=true&trajectories=false",
+        "/api/v1/pass-rates?dataset=core&dataset=core",
+        "/api/v1/evaluation-matrix?task=-1",
+        "/api/v1/audits?task=99999999999999999999999",
+        "/api/v1/pass-rates?dataset=core&colour=blue",
+        "/api/v1/trajectories?modle=gpt",
+        "/api/v1/audit-calibration?datset=core",
+    ],
+)
+def test_a_parameter_given_twice_or_out_of_range_is_bad_input(token_client, bob, dataset, url):
+    response = token_client(bob).get(url)
+    assert response.status_code == 400, response.content
 
 
 def test_it_refuses_methods_it_does_not_offer(token_client, bob, tasks):
@@ -176,8 +218,15 @@ def test_bad_task_input_gets_a_400_saying_what_is_wrong(token_client, bob, datas
     response = client.post("/api/v1/tasks", bad_dep, format="json")
     assert response.status_code == 400
     assert "unknown spec" in str(error_of(response)["details"])
+    # A dataset you cannot see, or a repository that does not exist: 404, as everywhere.
     response = client.post("/api/v1/tasks", {**NEW_TASK, "dataset": "nope"}, format="json")
-    assert error_of(response)["details"] == {"dataset": ["No dataset named 'nope'."]}
+    assert response.status_code == 404
+    assert "No dataset named 'nope'" in error_of(response)["message"]
+    response = client.post("/api/v1/tasks", {**NEW_TASK, "repository": "nope"}, format="json")
+    assert response.status_code == 404
+    # A form cannot carry a task's nested specs and tests: JSON only.
+    response = client.post("/api/v1/tasks", {"title": "x"})
+    assert response.status_code == 415
     response = client.post("/api/v1/tasks", data="{not json", content_type="application/json")
     assert response.status_code == 400
     assert error_of(response)["code"] == "bad_request"
@@ -286,3 +335,73 @@ def test_a_head_on_the_export_runs_no_export(token_client, bob, tasks, monkeypat
     assert response.status_code == 200
     assert response["Content-Type"] == "application/x-ndjson"
     assert b"".join(response.streaming_content) == b""
+
+
+@pytest.mark.parametrize("fmt", ["specloom", "swebench"])
+def test_the_streaming_export_lines_survive_splitlines(token_client, bob, dataset, fmt):
+    from tests.curation.exports.test_line_breaks_and_environment import ODD, _odd_task
+
+    tasks = [_odd_task(dataset), _odd_task(dataset)]
+    response = token_client(bob).get(f"/api/v1/tasks/export?format={fmt}&dataset=core")
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode("utf-8")
+    lines = text.splitlines()
+    assert len(lines) == len(tasks)
+    assert json.loads(lines[1])["problem_statement"] == ODD
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/tasks",
+        "/api/v1/tasks/export",
+        "/api/v1/evaluations",
+        "/api/v1/findings",
+        "/api/v1/releases",
+        "/api/v1/reviews",
+        "/api/v1/trajectories",
+        "/api/v1/pass-rates",
+        "/api/v1/audit-calibration",
+    ],
+)
+def test_a_dataset_you_cannot_see_is_a_404_everywhere(token_client, alice, tasks, path):
+    client = token_client(alice)
+    for name in ("other", "no-such-dataset"):
+        response = client.get(f"{path}?dataset={name}")
+        assert response.status_code == 404, (path, name)
+        assert error_of(response)["code"] == "not_found"
+    assert client.get(f"{path}?dataset=core").status_code == 200
+
+
+def test_an_unrated_difficulty_is_null_as_the_schema_says(token_client, alice, dataset):
+    from curation.models import Task
+
+    task = reviewed_task(dataset=dataset)
+    Task.objects.filter(pk=task.pk).update(difficulty="")
+    client = token_client(alice)
+    assert client.get(f"/api/v1/tasks/{task.pk}").json()["difficulty"] is None
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    difficulty = schema["components"]["schemas"]["Task"]["properties"]["difficulty"]
+    assert difficulty.get("nullable") is True
+
+
+def test_the_schema_describes_the_parameters_constraints(token_client, alice):
+    schema = token_client(alice).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    paths = schema["paths"]
+
+    def parameter(path, name, method="get"):
+        (found,) = [p for p in paths[path][method]["parameters"] if p["name"] == name]
+        return found
+
+    assert parameter("/api/v1/audits", "task")["schema"]["minimum"] == 0
+    assert parameter("/api/v1/trajectories/{id}/steps", "from_index")["schema"]["minimum"] == 0
+    assert parameter("/api/v1/evaluations", "task")["schema"]["type"] == "integer"
+    scope = parameter("/api/v1/pass-rates", "scope")
+    assert (scope["style"], scope["explode"], scope["required"]) == ("form", True, True)
+    assert (scope["schema"]["minProperties"], scope["schema"]["maxProperties"]) == (1, 1)
+    options = parameter("/api/v1/tasks/export", "trajectory_options")["schema"]
+    assert set(options["properties"]) == {"trajectories", "include_unsafe"}
+    assert "anyOf" in options
+    assert parameter("/api/v1/tasks", "page_size")["schema"]["minimum"] == 1
+    target = parameter("/api/v1/trajectories", "target", method="post")["schema"]
+    assert (set(target["properties"]), target["maxProperties"]) == ({"task", "dataset"}, 1)

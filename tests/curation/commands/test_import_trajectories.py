@@ -121,3 +121,45 @@ def test_the_real_files_evaluate_to_patch_did_not_apply_not_a_crash(
     assert {job.result["message"][:25] for job in jobs if job.result["patch_applied"] is False} == {
         "patch did not apply: the "
     }
+
+
+def test_the_model_given_overrides_the_one_the_file_names(dataset):
+    task = TaskFactory(dataset=dataset)
+    path = str(fx.REAL_FORMATS.parent / "variants/swe-agent/v1-replay-config.traj")
+    _call(path, "--task", task.instance_id, "--model", "my-finetune", "--no-evaluate")
+    assert Trajectory.objects.get().model_name == "my-finetune"
+
+
+def test_the_same_file_under_another_model_is_another_trajectory(dataset):
+    task = TaskFactory(dataset=dataset)
+    path = str(fx.REAL_FORMATS / "swe-agent/test-repo-i1.traj")
+    _call(path, "--task", task.instance_id, "--model", "model-a", "--no-evaluate")
+    out, _ = _call(path, "--task", task.instance_id, "--model", "model-b", "--no-evaluate")
+    assert "1 created" in out and "0 already imported" in out
+    out, _ = _call(path, "--task", task.instance_id, "--model", "model-b", "--no-evaluate")
+    assert "0 created" in out and "1 already imported" in out
+    assert sorted(Trajectory.objects.values_list("model_name", flat=True)) == [
+        "model-a",
+        "model-b",
+    ]
+    assert len(set(Trajectory.objects.values_list("content_sha256", flat=True))) == 1
+
+
+def test_it_lists_the_first_errors_and_counts_the_rest(dataset, tmp_path):
+    TaskFactory(dataset=dataset)
+    path = tmp_path / "junk.jsonl"
+    path.write_text("".join(f'{{"junk": {n}}}\n' for n in range(250)))
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command(
+            "import_trajectories",
+            str(path),
+            "--dataset",
+            "core",
+            "--format",
+            "specloom",
+            stdout=StringIO(),
+            stderr=(err := StringIO()),
+        )
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 101
+    assert lines[-1] == "... and 150 more errors"

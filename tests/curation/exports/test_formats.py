@@ -33,7 +33,7 @@ def test_swebench_lines_encode_the_test_lists_as_json_strings(dataset):
     (record,) = task_records(Task.objects.filter(pk=task.pk))
     row = json.loads(swebench_line(record))
     assert json.loads(row["FAIL_TO_PASS"]) == [ODD_NODEID]
-    assert row["environment_setup_commit"] == task.base_commit
+    assert row["environment_setup_commit"] == task.repository.default_commit
 
 
 @pytest.mark.parametrize(

@@ -67,8 +67,13 @@ def test_the_swebench_loader_reads_the_swebench_export(sample_release, offline_h
     ledger = instances[0]
     assert set(ledger) == SWEBENCH_KEYS
     task = tasks[0]
-    assert ledger["repo"] == "ledger"
-    assert ledger["base_commit"] == task.base_commit == ledger["environment_setup_commit"]
+    # A sample repository imported from a folder: no upstream URL, so specloom/<name>.
+    assert ledger["repo"] == "specloom/ledger"
+    assert ledger["base_commit"] == task.base_commit
+    # The environment is built from the repository's snapshot, not from each task's base.
+    assert ledger["environment_setup_commit"] == task.repository.default_commit
+    assert ledger["environment_setup_commit"] != task.base_commit
+    assert ledger["version"].startswith("env-")
     assert ledger["patch"] == task.reference_patch
     assert ledger["test_patch"] == task.test_patch
     fail_to_pass = json.loads(ledger["FAIL_TO_PASS"])

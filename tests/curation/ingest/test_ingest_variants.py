@@ -1,10 +1,13 @@
 """Other layouts of the same formats (tests/fixtures/formats/variants) import too."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from curation.ingest import detect_format
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 
 AGENT_TURN = [("assistant", "action"), ("tool", "observation")]
 
@@ -17,6 +20,7 @@ AGENT_TURN = [("assistant", "action"), ("tool", "observation")]
         ("variants/swe-agent/history-only-with-info.traj", "swe-agent"),
         ("variants/openhands/events-legacy.json", "openhands"),
         ("variants/openhands/eval-legacy.jsonl", "openhands-eval"),
+        ("variants/openhands/resolver-output.jsonl", "openhands-resolver"),
         ("variants/predictions/preds-keyed.json", "predictions"),
         ("variants/predictions/preds-keyed-compact.json", "predictions"),
         ("variants/predictions/all_preds.jsonl", "predictions"),
@@ -299,3 +303,62 @@ def test_swe_agent_instance_is_guessed_only_from_a_traj_file_name(
     assert trajectory.instance_id is None
     assert "instance_id_source" not in trajectory.metadata
     assert trajectory.exit_status == "exit_cost"
+
+
+# --- OpenHands resolver ---
+
+
+def test_openhands_resolver_output(fixture_path, parse_all, shape):
+    trajectories, errors = parse_all(fixture_path("variants/openhands/resolver-output.jsonl"))
+    assert errors == []
+    issue, review = trajectories
+    assert (issue.source_format, issue.instance_id, issue.line) == (
+        "openhands-resolver",
+        "acme__ledger-42",
+        1,
+    )
+    # No model in the file but in its LLM responses ("default" in the metrics is a placeholder).
+    assert issue.model == "claude-3-5-sonnet-20241022"
+    assert shape(issue) == [("user", "message"), *AGENT_TURN, *AGENT_TURN, ("assistant", "action")]
+    assert issue.final_patch.startswith("diff --git a/src/ledger/balance.py")
+    assert (issue.exit_status, issue.cost_usd, issue.tokens_in, issue.tokens_out) == (
+        "finished",
+        0.0309,
+        7200,
+        285,
+    )
+    assert issue.metadata["issue"]["number"] == 42
+    assert issue.metadata["success"] is True
+    assert "raise ValueError" in issue.metadata["result_explanation"]
+
+    assert (review.instance_id, review.model, review.steps, review.final_patch) == (
+        "acme__ledger-57",
+        None,
+        [],
+        "",
+    )
+    assert review.exit_status == "error"
+    assert review.metadata["issue_type"] == "pr"
+    assert review.metadata["comment_success"] == [False]
+    assert "stopped before" in review.metadata["result_explanation"]
+    assert "maximum iteration" in review.metadata["error"]
+
+
+def test_openhands_resolver_output_as_a_json_list_and_with_an_instance_id(tmp_path, parse_all):
+    lines = (FIXTURES / "variants/openhands/resolver-output.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    records[0]["instance_id"] = "specloom__ledger-3"
+    path = tmp_path / "output.json"
+    path.write_text(json.dumps(records, indent=2))
+    assert detect_format(path) == "openhands-resolver"
+    trajectories, errors = parse_all(path)
+    assert errors == []
+    assert [t.instance_id for t in trajectories] == ["specloom__ledger-3", "acme__ledger-57"]
+
+
+def test_an_openhands_resolver_record_without_an_issue_is_an_error(tmp_path, parse_all):
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps({"issue": {"title": "x"}, "issue_type": "issue"}) + "\n")
+    trajectories, errors = parse_all(path)
+    assert trajectories == []
+    assert "'owner', 'repo' and 'number'" in errors[0].message

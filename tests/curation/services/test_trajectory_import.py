@@ -59,13 +59,13 @@ def task(dataset):
 def test_it_imports_each_real_file_onto_a_task(
     task, relative, fmt, model, steps, patch_chars, cost, exit_status
 ):
-    report = trajectories_import_file(
-        path=fx.REAL_FORMATS / relative, task=task, model="named-by-hand"
-    )
+    # Files that name no model are given one; the others keep their own (a model given would
+    # override it: test_the_model_given_overrides_the_one_the_file_names).
+    given = model if model == "named-by-hand" else None
+    report = trajectories_import_file(path=fx.REAL_FORMATS / relative, task=task, model=given)
     assert report.errors == [] and report.format == fmt
     (created,) = report.created
     trajectory = Trajectory.objects.get(pk=created["id"])
-    # The file's own model name wins over --model; --model names the ones that have none.
     assert trajectory.model_name == model
     assert trajectory.source_format == fmt
     assert trajectory.step_count == steps == trajectory.steps.count()
@@ -251,3 +251,42 @@ def test_one_refused_record_does_not_cost_its_group_the_others(task, tmp_path, m
     assert Trajectory.objects.count() == 5
     assert TrajectoryStep.objects.count() == 5 * len(records[0]["steps"])
     assert Job.objects.filter(kind="evaluate_trajectory").count() == 5
+
+
+def test_a_report_keeps_the_first_errors_by_line_and_counts_them_all():
+    from curation.services.trajectories import MAX_REPORTED_ERRORS, ImportReport
+
+    report = ImportReport(format="specloom")
+    for line in [*range(500, 0, -1), None]:
+        report.add_error(line, f"bad {line}")
+    assert report.error_count == 501
+    assert [e["line"] for e in report.errors] == [None, *range(1, MAX_REPORTED_ERRORS)]
+    as_dict = report.as_dict()
+    assert as_dict["counts"]["errors"] == 501
+    assert as_dict["errors_omitted"] == 501 - MAX_REPORTED_ERRORS
+
+
+def test_the_model_given_overrides_the_one_the_file_names(task):
+    report = trajectories_import_file(
+        path=fx.REAL_FORMATS / "openhands/events-basic.json", task=task, model="my-finetune"
+    )
+    (created,) = report.created
+    assert created["model"] == "my-finetune"
+    again = trajectories_import_file(
+        path=fx.REAL_FORMATS / "openhands/events-basic.json", task=task
+    )
+    assert again.duplicates == [] and again.created[0]["model"] == "claude-3-5-sonnet-20241022"
+
+
+def test_an_openhands_resolver_output_imports(task):
+    path = fx.REAL_FORMATS.parent / "variants/openhands/resolver-output.jsonl"
+    report = trajectories_import_file(path=path, task=task, evaluate=False)
+    assert report.format == "openhands-resolver"
+    assert [c["model"] for c in report.created] == ["claude-3-5-sonnet-20241022"]
+    assert report.created[0]["steps"] == 6
+    # The pull-request run names no model at all: the importer has to.
+    assert [e["line"] for e in report.errors] == [2]
+    assert "names no model" in report.errors[0]["message"]
+    named = trajectories_import_file(path=path, task=task, model="resolver-run", evaluate=False)
+    assert [c["model"] for c in named.created] == ["resolver-run", "resolver-run"]
+    assert Trajectory.objects.get(pk=named.created[0]["id"]).final_patch.startswith("diff --git")
