@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import django_filters
 from django.contrib.auth import get_user_model
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
@@ -21,12 +21,14 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
 from curation import access
+from curation.api.errors import Conflict
 from curation.api.repositories import StrictCharField
 from curation.api.router import router
 from curation.models import Dataset
 from curation.services.datasets import (
     MAX_RERUNS,
     MAX_REVIEWS_REQUIRED,
+    DatasetExists,
     DatasetInputError,
     dataset_add_member,
     dataset_create,
@@ -73,7 +75,12 @@ class PolicySerializer(serializers.Serializer):
 
 
 class DatasetCreateSerializer(PolicySerializer):
-    name = serializers.SlugField(max_length=100)
+    # What the service keeps as a name (Django's slugify of itself): said in the schema.
+    name = serializers.RegexField(
+        r"^[a-z0-9](?:(?:_|-_)*-?[a-z0-9])*$",
+        max_length=100,
+        help_text="lower-case letters, digits, - and _ (no leading, trailing or double -)",
+    )
 
 
 class MemberSerializer(serializers.Serializer):
@@ -123,13 +130,21 @@ class DatasetViewSet(
             "members": MemberAddSerializer,
         }.get(self.action, DatasetSerializer)
 
-    @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
+    @extend_schema(
+        request=DatasetCreateSerializer,
+        responses={
+            201: DatasetSerializer,
+            409: OpenApiResponse(description="a dataset of that name already exists"),
+        },
+    )
     def create(self, request, *args, **kwargs):
         """Create a dataset with its review policy."""
         data = DatasetCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             dataset = dataset_create(**data.validated_data)
+        except DatasetExists as exc:
+            raise Conflict(str(exc)) from None
         except DatasetInputError as exc:
             raise ValidationError({"name": [str(exc)]}) from None
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from curation import access
 from curation.api.errors import Conflict
+from curation.api.parsers import JSONParser
 from curation.models import EnvironmentRecipe, Repository
 from curation.services.recipes import (
     RecipeConflict,
@@ -59,6 +60,7 @@ _JOB = inline_serializer("RecipeJob", {"job": serializers.IntegerField()})
 
 class _RecipeView(APIView):
     required_role = access.CURATOR
+    parser_classes = [JSONParser]  # a recipe is a JSON object
 
     @staticmethod
     def repository(pk) -> Repository:

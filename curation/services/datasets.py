@@ -25,6 +25,10 @@ class DatasetInputError(ValueError):
     """What a curator asked for cannot be; the message says why."""
 
 
+class DatasetExists(DatasetInputError):
+    """The name is taken (a conflict with what exists, not a malformed request)."""
+
+
 def _check_policy(*, reviews_required: Any, consensus: Any, validation_reruns: Any) -> dict:
     def number(value, name, top):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -79,7 +83,7 @@ def dataset_create(
                 name=slug, description=_description(description), **policy
             )
     except IntegrityError:
-        raise DatasetInputError(f"a dataset named {slug!r} already exists") from None
+        raise DatasetExists(f"a dataset named {slug!r} already exists") from None
 
 
 def dataset_update_policy(

@@ -28,7 +28,8 @@ from workers.validation import ValidationInput, ValidationOutcome, validate_task
 VALIDATION_SOURCE = "validation"
 OUTPUT_TAIL_CHARS = 4000
 # The sandbox's per-run working folder: a server path, and noise in every message it is in.
-_RUN_FOLDER = re.compile(r"(?:/[^\s'\"/:]+)*/runs/[0-9a-f]{8,}(?:/work)?(/|\b)")
+# A run folder: <sandbox root>/runs/<worker pid>.<start>-<run id>[/work]/ (see the sandbox).
+_RUN_FOLDER = re.compile(r"(?:/[^\s'\"/:]+)*/runs/[0-9.]*-?[0-9a-f]{8,}(?:/work)?(/|\b)")
 VALIDATABLE = (
     Task.Status.DRAFT,
     Task.Status.VALIDATING,

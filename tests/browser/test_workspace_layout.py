@@ -215,7 +215,7 @@ def test_a_reviewer_edits_a_test_and_the_export_carries_it(
     shot(page, "edit-test-saved-1400")
     assert page.locator("[data-history-count]").inner_text() == "r2"
     page.keyboard.press("3")
-    page.wait_for_selector("#patch-test >> text=checked by a reviewer")
+    page.wait_for_selector("#patch-test >> text=checked by a reviewer", timeout=60_000)
     shot(page, "edit-test-patch-tab-1400")
     task.refresh_from_db()
     assert task.revision == 2

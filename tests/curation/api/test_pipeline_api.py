@@ -199,8 +199,8 @@ class TestDatasets:
                             format="json")  # fmt: skip
         assert changed.status_code == 200 and changed.json()["validation_reruns"] == 4
         duplicate = api.post("/api/v1/datasets", {"name": "two-eyes"}, format="json")
-        assert duplicate.status_code == 400
-        assert "already exists" in str(error_of(duplicate)["details"])
+        assert duplicate.status_code == 409  # the name is taken: a conflict, not a bad request
+        assert "already exists" in error_of(duplicate)["message"]
         assert api.post("/api/v1/datasets", {"name": "x", "reviews_required": 0},
                         format="json").status_code == 400  # fmt: skip
         assert token_client(alice, "write").post("/api/v1/datasets", {"name": "mine"},

@@ -40,8 +40,14 @@ load_all_checks()
 CHECKS = list(ALL_CHECKS.get_all())
 # The exemptions of schemathesis.toml (the long run's configuration), and why: positive-data
 # acceptance is not judged where a schema cannot state what is valid (a trajectory file's
-# records; a task whose parts refer to one another and to its repository).
-NOT_JUDGED_ON_VALID_INPUT = {("POST", "/api/v1/trajectories"), ("POST", "/api/v1/tasks")}
+# records; a task whose parts refer to one another and to its repository; an upload that must
+# be an archive, a URL that must be clonable; a recipe's requirements).
+NOT_JUDGED_ON_VALID_INPUT = {
+    ("POST", "/api/v1/trajectories"),
+    ("POST", "/api/v1/tasks"),
+    ("POST", "/api/v1/repositories"),
+    ("PUT", "/api/v1/repositories/{id}/recipe"),
+}
 
 
 @pytest.fixture
