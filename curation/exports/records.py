@@ -102,24 +102,39 @@ def environment_version(repository: Repository) -> str:
     """SWE-bench's `version` for a repository's tasks: the name of its environment.
 
     The curator's `environment_version` when set; else `env-` and a short, stable digest of the
-    environment spec the sandbox builds from (setup command + extra requirements), so that
-    tasks share a version exactly when they share an environment. When environment recipes
-    exist, the recipe's own version belongs here.
+    environment recipe the sandbox builds from (its notes left out), so that tasks share a
+    version exactly when they share an environment; a repository without a recipe yet digests
+    its setup fields.
     """
     if repository.environment_version.strip():
         return repository.environment_version.strip()
-    spec = {
-        "setup_command": repository.setup_command,
-        "requirements": list(repository.environment.get("requirements", [])),
-    }
+    recipe = _recipe_of(repository)
+    if recipe is not None and recipe.recipe:
+        spec = {key: value for key, value in recipe.recipe.items() if key != "notes"}
+    else:
+        spec = {
+            "setup_command": repository.setup_command,
+            "requirements": list(repository.environment.get("requirements", [])),
+        }
     return "env-" + hashlib.sha256(canonical_json(spec)).hexdigest()[:12]
 
 
+def _recipe_of(repository: Repository):
+    from curation.models import EnvironmentRecipe
+
+    return (
+        EnvironmentRecipe.objects.filter(repository=repository, commit=repository.default_commit)
+        .only("recipe", "commit")
+        .first()
+    )
+
+
 def environment_setup_commit(repository: Repository) -> str:
-    """SWE-bench's `environment_setup_commit`: the commit the environment is built from, which
-    is the repository's default commit (its snapshot), whatever a task's base commit is. When
-    environment recipes exist, the recipe's own commit belongs here."""
-    return repository.default_commit
+    """SWE-bench's `environment_setup_commit`: the commit the environment is built from (the
+    snapshot its recipe was made for: the repository's default commit), whatever a task's
+    base commit is."""
+    recipe = _recipe_of(repository)
+    return recipe.commit if recipe is not None else repository.default_commit
 
 
 def _environments(repository_ids: Iterable[int], known: dict[int, dict[str, str]]) -> None:

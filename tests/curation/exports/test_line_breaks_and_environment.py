@@ -143,3 +143,26 @@ def test_swebench_records_carry_the_repositorys_environment(dataset):
     line = json.loads(specloom_line(record))
     assert (line["upstream"], line["version"]) == ("acme/ledger", "1.4")
     assert line["repo"] == repository.name
+
+
+def test_the_version_follows_the_environment_recipe(db):
+    from curation.exports.records import environment_setup_commit, environment_version
+    from curation.models import EnvironmentRecipe
+    from tests.factories import RepositoryFactory
+
+    repository = RepositoryFactory(name="withrecipe", default_commit="a" * 40)
+    before = environment_version(repository)
+    row = EnvironmentRecipe.objects.create(
+        repository=repository,
+        commit=repository.default_commit,
+        recipe={"install": ".[test]", "packages": ["freezegun"], "notes": ["why"]},
+    )
+    with_recipe = environment_version(repository)
+    assert with_recipe.startswith("env-") and with_recipe != before
+    row.recipe = {**row.recipe, "notes": ["another reason"]}
+    row.save()
+    assert environment_version(repository) == with_recipe  # notes are not the environment
+    row.recipe = {**row.recipe, "packages": ["freezegun", "pytest-mock"]}
+    row.save()
+    assert environment_version(repository) != with_recipe
+    assert environment_setup_commit(repository) == "a" * 40
