@@ -34,7 +34,8 @@ def _check_storage() -> dict:
     probe = root / f".healthz-{uuid.uuid4().hex}"
     probe.write_text("ok")
     probe.unlink()
-    return {"path": str(root)}
+    # Unauthenticated: says that storage is writable, never where it is on the server.
+    return {"writable": True}
 
 
 @never_cache

@@ -24,3 +24,8 @@ def test_it_says_degraded_when_storage_cannot_be_written(client, settings, tmp_p
 @pytest.mark.django_db
 def test_it_rejects_post(client):
     assert client.post("/healthz").status_code == 405
+
+
+def test_it_names_no_server_path(client, settings):
+    body = client.get("/healthz").content.decode()
+    assert str(settings.STORAGE_ROOT) not in body and str(settings.VAR_DIR) not in body

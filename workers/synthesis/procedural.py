@@ -49,7 +49,7 @@ from workers.synthesis.proposals import (
     TaskProposal,
 )
 from workers.synthesis.reference_parts import parse_patch, split_reference_parts
-from workers.synthesis.source import SourceTree, read_snapshot
+from workers.synthesis.source import SourceTree, is_test_path, read_snapshot
 from workers.synthesis.specs import build_specs
 from workers.synthesis.statement import problem_statement, task_title
 from workers.synthesis.stubs import removed_body_lines, stub_edits
@@ -308,7 +308,13 @@ class _Context:
         neighbour_tests = _sample(
             rng, neighbours - covering - set(caller_tests), self.settings.max_neighbour_tests
         )
-        selected = sorted(covering | set(caller_tests) | set(neighbour_tests))
+        # Only tests in test files: a doctest lives in the docstring of the code it checks,
+        # which the stub patch edits too, so it could never be hidden as a test patch.
+        selected = sorted(
+            t
+            for t in covering | set(caller_tests) | set(neighbour_tests)
+            if is_test_path(split_nodeid(t)[0])
+        )
         request = RunRequest(
             snapshot=self.snapshot,
             environment=self.environment,
@@ -364,7 +370,8 @@ class _Context:
                 f"specloom: base state for {task_title(functions)}",
             )
         except Exception as error:
-            return Rejection(cluster.functions, f"base commit failed: {type(error).__name__}")
+            detail = str(error).strip().splitlines()[-1:] or [type(error).__name__]
+            return Rejection(cluster.functions, f"base commit failed: {detail[0][:200]}")
 
         return self._proposal(
             cluster=cluster,

@@ -141,3 +141,32 @@ def test_a_loaded_machine_changes_nothing_a_seed_yields(shop_files, shop_analysi
     ]
     assert loaded.rejected == calm.rejected
     assert max(limits_seen) == 2 * min(limits_seen)  # the retry had more time
+
+
+def test_doctests_are_never_selected_as_tests_of_a_task(shop_files, shop_analysis, shop_coverage):
+    """A doctest lives in the docstring of the code the stub edits: it can never be hidden as
+    a test patch, so it is never a FAIL_TO_PASS or PASS_TO_PASS test (wcwidth met this)."""
+    test_functions, coverage_for = shop_coverage
+    _, table, _, _ = shop_analysis
+    doctests = {f"{info.path}::{info.qualname}": [fid] for fid, info in table.functions.items()}
+    everything = {**test_functions, **doctests}
+    requests = []
+
+    def runner(request):
+        requests.append(request)
+        if request.coverage:
+            coverage = coverage_for(table)
+            for nodeid, fids in doctests.items():
+                info = table.functions[fids[0]]
+                coverage[nodeid] = {info.path: list(info.body_lines)}
+            results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in everything}
+            return sandbox.RunResult(tests=results, coverage=coverage, exit_code=0)
+        results = {t: sandbox.TestResult(t, sandbox.Outcome.FAILED) for t in request.tests}
+        return sandbox.RunResult(tests=results, exit_code=1)
+
+    outcome = synthesize(shop_files, runner, count=2)
+    assert outcome.proposals
+    stub_runs = [request for request in requests if not request.coverage]
+    assert stub_runs and not any(set(r.tests) & set(doctests) for r in stub_runs)
+    for proposal in outcome.proposals:
+        assert not set(proposal.fail_to_pass + proposal.pass_to_pass) & set(doctests)
