@@ -52,6 +52,22 @@ CORPUS = {
     "sqlparse": "hatchling",
 }
 QUICK = ["parse", "tabulate", "tomli"]
+# Libraries no fix was ever made for (`--holdout`): a check that the causes were fixed, not the
+# cases. Chosen the same way, for variety.
+HOLDOUT = {
+    "boltons": "flit; a large utility library, tests/ without conftest plugins",
+    "idna": "flit; large generated tables",
+    "pathspec": "flit; tests with __init__.py",
+    "tinydb": "hatchling/poetry; pytest fixtures",
+    "mistune": "setuptools; tests reading fixture files",
+    "iniconfig": "setuptools-scm; hatch-vcs; testing/ folder",
+    "decorator": "setuptools; a single test module",
+    "voluptuous": "tests inside the package; coverage addopts",
+    "schema": "a single module; coverage addopts",
+    "text-unidecode": "setup.py only; data files",
+    "six": "a single module and a single test file",
+    "python-dateutil": "setuptools-scm; a test suite that needs freezegun and hypothesis",
+}
 COUNT = 2
 SEED = 1
 TARGET_YIELD_SHARE = 0.9
@@ -135,9 +151,12 @@ def measure(name: str, sdist: Path) -> dict:
 def main() -> None:
     arguments = parser(__doc__.split("\n", 1)[0])
     arguments.add_argument("--only", nargs="*", help="these libraries only")
+    arguments.add_argument(
+        "--holdout", action="store_true", help="the held-out libraries no fix was made for"
+    )
     arguments.add_argument("--sandbox-root", type=Path, default=DEFAULT_SANDBOX)
     args = arguments.parse_args()
-    names = args.only or (QUICK if args.quick else list(CORPUS))
+    names = args.only or (list(HOLDOUT) if args.holdout else QUICK if args.quick else list(CORPUS))
     started = time.monotonic()
     rows = []
     with tempfile.TemporaryDirectory(prefix="specloom-bench-corpus-") as scratch:
@@ -182,7 +201,10 @@ def figures_of(rows: list[dict], *, quick: bool, seconds: float) -> dict:
             for row in rows
             if row.get("tasks_verified", 0) < 1 or row.get("status") != "succeeded"
         },
-        "libraries": {row["library"]: CORPUS.get(row["library"], "") for row in rows},
+        "libraries": {
+            row["library"]: CORPUS.get(row["library"]) or HOLDOUT.get(row["library"], "")
+            for row in rows
+        },
         "seconds_total": round(seconds, 1),
     }
 
