@@ -70,6 +70,41 @@ class TestSources:
                     names.add(exception.rsplit(".", 1)[-1])
         return names
 
+    def attributes_read(self, nodeid: str) -> set[str]:
+        """Attribute names the test reads (`obj.balance`), to tie it to state specs."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            n.attr
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+        }
+
+    def keywords_passed(self, nodeid: str, function_name: str) -> set[str]:
+        """Keyword arguments the test passes in its calls of `function_name`."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            k.arg
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Call) and _call_name(n) == function_name
+            for k in n.keywords
+            if k.arg
+        }
+
+    def strings(self, nodeid: str) -> set[str]:
+        """String constants of the test and of its decorators (parametrised values)."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            n.value
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
+
     def examples_for(self, nodeid: str, function_name: str) -> list[Example]:
         found = self.function(nodeid)
         if found is None:
@@ -78,7 +113,20 @@ class TestSources:
         examples: list[Example] = []
         parametrize = _parametrize_note(text, test)
         for stmt in _statements(test.body):
-            if isinstance(stmt, ast.Assert):
+            unittest = _unittest_assert(stmt)
+            if unittest == "raises":
+                call = stmt.value
+                if call.args[1:] and _dotted(call.args[1]).rsplit(".", 1)[-1] == function_name:
+                    code = _with_setup(text, test, stmt, _segment(text, stmt))
+                    note = _note(code, parametrize, stmt)
+                    examples.append(Example(nodeid, note, "raises", _dotted(call.args[0])))
+            elif unittest:
+                direct = _calls_name(stmt, function_name)
+                if direct or _uses_result_of(test, stmt, function_name):
+                    code = _with_setup(text, test, stmt, _segment(text, stmt))
+                    note = _note(code, parametrize, stmt)
+                    examples.append(Example(nodeid, note, "assert", direct=direct))
+            elif isinstance(stmt, ast.Assert):
                 direct = _calls_name(stmt.test, function_name)
                 if direct or _uses_result_of(test, stmt, function_name):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
@@ -136,6 +184,31 @@ def _calls_name(node: ast.AST, name: str) -> bool:
     return False
 
 
+def _unittest_assert(stmt: ast.stmt) -> str:
+    """ "assert" for `self.assertEqual(...)` and kin, "raises" for the call form of
+    `self.assertRaises(E, f, ...)`, "" for anything else."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return ""
+    func = stmt.value.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and func.attr.startswith("assert")
+    ):
+        return ""
+    if func.attr in ("assertRaises", "assertRaisesRegex"):
+        return "raises" if len(stmt.value.args) >= 2 else ""
+    return "assert"
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
 def _assigned_names(stmt: ast.stmt) -> set[str]:
     targets: list[ast.AST] = []
     if isinstance(stmt, ast.Assign):
@@ -151,9 +224,9 @@ def _used_names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _uses_result_of(test: ast.AST, stmt: ast.Assert, name: str) -> bool:
+def _uses_result_of(test: ast.AST, stmt: ast.stmt, name: str) -> bool:
     """`result = f(...)` earlier in the test, then `assert result == ...`."""
-    used = _used_names(stmt.test)
+    used = _used_names(stmt.test if isinstance(stmt, ast.Assert) else stmt)
     for earlier in _statements(test.body):
         if earlier is stmt:
             return False
