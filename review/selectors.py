@@ -179,7 +179,8 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     if column == "id":
         order = order[:1]
     tasks = tasks.order_by(*order).annotate(
-        spec_count=_counted(Specification, task=OuterRef("pk")),
+        # Unverified specs (no FAIL_TO_PASS test verifies them) are never counted.
+        spec_count=_counted(Specification, task=OuterRef("pk"), verified=True),
         test_count=_counted(TestCase, task=OuterRef("pk")),
         finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False),
         review_count=_counted(Review, task=OuterRef("pk"), task_revision=OuterRef("revision")),
@@ -297,6 +298,15 @@ class Workspace:
     can_decide: bool = False
     can_adjudicate: bool = False
     reviews_current: int = 0
+
+    @property
+    def specs_verified(self) -> int:
+        """Specs a FAIL_TO_PASS test verifies: the only ones that count."""
+        return sum(1 for spec in self.specs if spec.verified)
+
+    @property
+    def specs_unverified(self) -> int:
+        return len(self.specs) - self.specs_verified
 
     @property
     def approve_enabled(self) -> bool:

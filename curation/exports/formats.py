@@ -125,6 +125,7 @@ PARQUET_SCHEMA = pa.schema(
         ("difficulty", pa.string()),
         ("difficulty_score", pa.float64()),
         ("interaction_score", pa.float64()),
+        ("trivial", pa.bool_()),
         (
             "specs",
             pa.list_(
@@ -134,6 +135,7 @@ PARQUET_SCHEMA = pa.schema(
                         ("kind", pa.string()),
                         ("statement", pa.string()),
                         ("rationale", pa.string()),
+                        ("verified", pa.bool_()),
                     ]
                 )
             ),
@@ -179,6 +181,7 @@ def parquet_row(record: dict[str, Any]) -> dict[str, Any]:
         "difficulty",
         "difficulty_score",
         "interaction_score",
+        "trivial",
         "specs",
         "dependencies",
         "tests",

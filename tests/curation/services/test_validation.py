@@ -7,7 +7,7 @@ from curation.services.validation import task_validation_enqueue
 from tests.curation.tasks_fixtures import hand_made_task
 from workers import gitstore
 from workers.models import Job
-from workers.patchparts import split_by_function
+from workers.patchcore import split_by_function
 from workers.services import job_execute
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
