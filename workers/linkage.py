@@ -161,7 +161,7 @@ def _owners(
 def _observed(
     specs: list[SpecEvidence], linkage: Linkage, tests: dict[str, TestEvidence]
 ) -> list[ObservedEdge]:
-    own_part = {s.key: s.part for s in specs}
+    own_part = {s.key: s.part or s.named_part for s in specs}
     for part, key in linkage.owners.items():
         own_part.setdefault(key, part)
         if not own_part[key]:

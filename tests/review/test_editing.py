@@ -92,6 +92,9 @@ def test_dependencies_and_test_links_are_edited(task, alice):
         sorted(test.specs.values_list("key", flat=True)) == ["S1", "S2"]
         and test.code == "def test(): pass"
     )
+    # Linking a test to a spec claims it verifies the spec; validation checks the claim.
+    assert test.nodeid in task.specs.get(key="S1").claimed_tests
+    assert test.nodeid in task.specs.get(key="S2").claimed_tests
 
 
 @pytest.mark.parametrize(

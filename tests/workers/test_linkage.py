@@ -79,3 +79,15 @@ def test_a_spec_without_a_part_stands_for_the_one_part_all_its_tests_need():
     linkage = link_specs(specs=specs, tests=TESTS, parts=PARTS)
     assert linkage.owners == {A: "S1"}
     assert [(e.from_key, e.to_key) for e in linkage.observed] == [("S2", "S1")]
+
+
+def test_a_spec_a_person_wrote_stands_for_the_part_its_statement_names():
+    # The contract and the error spec both name part a: the contract stands for it.
+    specs = [
+        SpecEvidence("S1", claimed=("t::both", "t::only_a"), kind="functional", named_part=A),
+        SpecEvidence("S2", claimed=("t::only_a",), kind="error-handling", named_part=A),
+        SpecEvidence("S3", claimed=("t::only_b",), kind="interface", named_part=B),
+    ]
+    linkage = link_specs(specs=specs, tests=TESTS, parts=PARTS)
+    assert linkage.owners == {A: "S1", B: "S3"}
+    assert {(e.from_key, e.to_key) for e in linkage.observed} == {("S1", "S3")}

@@ -251,10 +251,13 @@ class _Builder:
             candidates = []
             for test_function, cases in sorted(by_function.items()):
                 examples = self.tests.examples_for(cases[0], name)
-                direct = [e for e in examples if e.direct or e.kind == "raises"]
-                if not direct:
+                if not examples:
                     continue
-                example = min(direct, key=lambda e: (e.kind == "raises", len(e.code)))
+                # A direct call reads best; an assert on the call's result shows the call in
+                # its setup line.
+                example = min(
+                    examples, key=lambda e: (e.kind == "raises", not e.direct, len(e.code))
+                )
                 if example.kind == "raises" and self._claimed_by_error(errors, info, cases):
                     continue
                 candidates.append((test_function, example, cases))
