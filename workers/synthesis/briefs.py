@@ -266,8 +266,14 @@ def _purpose(
     words = name_words(info.name)
     if callers:
         names = ", ".join(f"`{display_name(table, c)}`" for c in callers[:3])
-        return f"The {words} step that {names} rely on.", "call sites"
-    return f"Computes the {words}.", "its name"
+        verb = "relies" if len(callers) == 1 else "rely"
+        text = f"The *{words}* helper that {names} {verb} on"
+        first = table.functions[callers[0]]
+        if first.docstring:
+            summary = " ".join(first.docstring.strip().split("\n\n", 1)[0].split())
+            text += f" (`{display_name(table, callers[0])}`: {summary.rstrip('.')})"
+        return text + ".", "its call sites"
+    return f"What its name says: *{words}*.", "its name"
 
 
 def _examples(

@@ -105,30 +105,35 @@ class TestSources:
             if isinstance(n, ast.Constant) and isinstance(n.value, str)
         }
 
-    def examples_for(self, nodeid: str, function_name: str) -> list[Example]:
+    def examples_for(self, nodeid: str, function_name: str | None) -> list[Example]:
+        """The asserts (and `pytest.raises` blocks) of a test that involve `function_name`;
+        with None, every one of them: what a test checks through a public entry point."""
         found = self.function(nodeid)
         if found is None:
             return []
         text, test = found
         examples: list[Example] = []
         parametrize = _parametrize_note(text, test)
+
+        def calls(node: ast.AST) -> bool:
+            return function_name is None or _calls_name(node, function_name)
+
+        def uses(stmt: ast.stmt) -> bool:
+            return function_name is not None and _uses_result_of(test, stmt, function_name)
+
         for stmt in _statements(test.body):
             unittest = _unittest_assert(stmt)
             if unittest == "raises":
                 call = stmt.value
-                if call.args[1:] and _dotted(call.args[1]).rsplit(".", 1)[-1] == function_name:
+                target = _dotted(call.args[1]).rsplit(".", 1)[-1] if call.args[1:] else ""
+                if target and (function_name is None or target == function_name):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
                     note = _note(code, parametrize, stmt)
                     examples.append(Example(nodeid, note, "raises", _dotted(call.args[0])))
-            elif unittest:
-                direct = _calls_name(stmt, function_name)
-                if direct or _uses_result_of(test, stmt, function_name):
-                    code = _with_setup(text, test, stmt, _segment(text, stmt))
-                    note = _note(code, parametrize, stmt)
-                    examples.append(Example(nodeid, note, "assert", direct=direct))
-            elif isinstance(stmt, ast.Assert):
-                direct = _calls_name(stmt.test, function_name)
-                if direct or _uses_result_of(test, stmt, function_name):
+            elif unittest or isinstance(stmt, ast.Assert):
+                checked = stmt.test if isinstance(stmt, ast.Assert) else stmt
+                direct = function_name is not None and calls(checked)
+                if calls(checked) or uses(stmt):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
                     note = _note(code, parametrize, stmt)
                     examples.append(Example(nodeid, note, "assert", direct=direct))
@@ -137,7 +142,7 @@ class TestSources:
                     (e for item in stmt.items if (e := _expected_exception(item.context_expr))),
                     "",
                 )
-                if exception and any(_calls_name(s, function_name) for s in stmt.body):
+                if exception and any(calls(s) for s in stmt.body):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
                     note = _note(code, parametrize, stmt)
                     examples.append(Example(nodeid, note, "raises", exception))

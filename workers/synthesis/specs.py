@@ -240,38 +240,52 @@ class _Builder:
                     self.refines(key, contract[owner.id])
 
     def behaviours(self, f2p: list[str], covering: dict[str, list[str]]) -> None:
-        """One spec per hidden test function that calls a function of the task directly."""
-        chosen: dict[str, list[tuple[str, Example, list[str]]]] = {}
+        """One spec per hidden test function that checks a function of the task: the ones
+        that call it first, then those that reach it through a public entry point (each such
+        test goes to the most specific function it runs)."""
         errors = {s.key: s for s in self.specs if s.kind == "error-handling"}
+        reach = {f.id: len(covering[f.id]) for f in self.functions}
+        chosen: dict[str, list[tuple[str, Example, list[str], bool]]] = {}
         for info in self.functions:
             name = info.class_name.rsplit(".", 1)[-1] if info.name == "__init__" else info.name
             by_function: dict[str, list[str]] = {}
             for nodeid in covering[info.id]:
                 by_function.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
-            candidates = []
+            direct, through = [], []
             for test_function, cases in sorted(by_function.items()):
                 examples = self.tests.examples_for(cases[0], name)
-                if not examples:
+                if examples:
+                    # A direct call reads best; an assert on the call's result shows the call
+                    # in its setup line.
+                    example = min(
+                        examples, key=lambda e: (e.kind == "raises", not e.direct, len(e.code))
+                    )
+                    if example.kind == "raises" and self._claimed_by_error(errors, info, cases):
+                        continue
+                    direct.append((test_function, example, cases, False))
                     continue
-                # A direct call reads best; an assert on the call's result shows the call in
-                # its setup line.
-                example = min(
-                    examples, key=lambda e: (e.kind == "raises", not e.direct, len(e.code))
-                )
-                if example.kind == "raises" and self._claimed_by_error(errors, info, cases):
+                runs = [f for f in self.functions if set(cases) & set(covering[f.id])]
+                if min(runs, key=lambda f: (reach[f.id], f.id)) is not info:
                     continue
-                candidates.append((test_function, example, cases))
-            candidates.sort(key=lambda c: (-len(c[2]), len(c[1].code), c[0]))
-            chosen[info.id] = candidates[:_BEHAVIOURS_PER_FUNCTION]
+                # Which assert runs the function is not known: the test's first check that
+                # calls something is what its author put first.
+                anything = [e for e in self.tests.examples_for(cases[0], None) if "(" in e.code]
+                if anything:
+                    through.append((test_function, anything[0], cases, True))
+            rank = lambda c: (-len(c[2]), len(c[1].code), c[0])  # noqa: E731
+            chosen[info.id] = sorted(direct, key=rank) + sorted(through, key=rank)
         # Round-robin over the functions, so that every function gets its behaviours first.
         taken = 0
-        for rank in range(_BEHAVIOURS_PER_FUNCTION):
+        used: set[str] = set()
+        for _round in range(_BEHAVIOURS_PER_FUNCTION):
             for info in self.functions:
-                picks = chosen.get(info.id, [])
-                if rank >= len(picks) or taken >= _BEHAVIOURS_PER_TASK:
+                picks = [p for p in chosen.get(info.id, []) if p[0] not in used]
+                if not picks or taken >= _BEHAVIOURS_PER_TASK:
                     continue
-                test_function, example, cases = picks[rank]
-                self._behaviour(info, test_function, example, cases)
+                test_function, example, cases, via = picks[0]
+                chosen[info.id].remove(picks[0])
+                used.add(test_function)
+                self._behaviour(info, test_function, example, cases, through=via)
                 taken += 1
 
     def _claimed_by_error(self, errors: dict, info: FunctionInfo, cases: list[str]) -> bool:
@@ -279,12 +293,22 @@ class _Builder:
         return any(set(cases) & set(spec.verified_by) for spec in mine)
 
     def _behaviour(
-        self, info: FunctionInfo, test_function: str, example: Example, cases: list[str]
+        self,
+        info: FunctionInfo,
+        test_function: str,
+        example: Example,
+        cases: list[str],
+        *,
+        through: bool = False,
     ) -> None:
         code, note = _code_and_note(example.code)
         prose = _test_prose(test_function, info.name)
         name = display_name(self.table, info.id)
         head = f"`{name}` {prose}" if prose else f"`{name}`"
+        if through:
+            # The test reaches the function through a public entry point and fails without it.
+            head = (prose[:1].upper() + prose[1:]) if prose else "A public call"
+            head += f" (a hidden test that runs `{name}` on the way)"
         where = f" (for each case of {note})" if note else ""
         outcome = f"it raises `{example.exception}`" if example.kind == "raises" else "this holds"
         if "\n" in code:
@@ -295,7 +319,8 @@ class _Builder:
         self.add(
             "error-handling" if example.kind == "raises" else "functional",
             statement,
-            f"What the hidden test `{test_name}` asserts ({len(cases)} case(s)).",
+            f"What the hidden test `{test_name}` asserts ({len(cases)} case(s))"
+            + (f", running `{name}` on the way." if through else "."),
             cases,
             info,
         )
