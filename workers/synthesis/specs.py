@@ -125,7 +125,7 @@ class _Builder:
         self.specs: list[SpecProposal] = []
         self.deps: list[DependencyProposal] = []
         self.keys: dict[str, list[str]] = {f.id: [] for f in functions}
-        self.claimed_by_error: dict[str, set[str]] = {}
+        self.behaviour_keys: set[str] = set()
 
     def add(
         self,
@@ -273,20 +273,25 @@ class _Builder:
                 if anything:
                     through.append((test_function, anything[0], cases, True))
             rank = lambda c: (-len(c[2]), len(c[1].code), c[0])  # noqa: E731
-            chosen[info.id] = sorted(direct, key=rank) + sorted(through, key=rank)
-        # Round-robin over the functions, so that every function gets its behaviours first.
+            chosen[info.id] = (sorted(direct, key=rank), sorted(through, key=rank))
+        # Tests that call a function come first; round-robin over the functions, so that every
+        # function gets its behaviours before any gets many; a test function is used once.
         taken = 0
         used: set[str] = set()
-        for _round in range(_BEHAVIOURS_PER_FUNCTION):
-            for info in self.functions:
-                picks = [p for p in chosen.get(info.id, []) if p[0] not in used]
-                if not picks or taken >= _BEHAVIOURS_PER_TASK:
-                    continue
-                test_function, example, cases, via = picks[0]
-                chosen[info.id].remove(picks[0])
-                used.add(test_function)
-                self._behaviour(info, test_function, example, cases, through=via)
-                taken += 1
+        for kind in (0, 1):
+            for _round in range(_BEHAVIOURS_PER_FUNCTION):
+                for info in self.functions:
+                    picks = [p for p in chosen[info.id][kind] if p[0] not in used]
+                    mine = sum(1 for k in self.keys[info.id] if k in self.behaviour_keys)
+                    if not picks or taken >= _BEHAVIOURS_PER_TASK:
+                        continue
+                    if mine >= _BEHAVIOURS_PER_FUNCTION:
+                        continue
+                    test_function, example, cases, via = picks[0]
+                    used.add(test_function)
+                    key = self._behaviour(info, test_function, example, cases, through=via)
+                    self.behaviour_keys.add(key)
+                    taken += 1
 
     def _claimed_by_error(self, errors: dict, info: FunctionInfo, cases: list[str]) -> bool:
         mine = [errors[k] for k in self.keys[info.id] if k in errors]
@@ -300,7 +305,7 @@ class _Builder:
         cases: list[str],
         *,
         through: bool = False,
-    ) -> None:
+    ) -> str:
         code, note = _code_and_note(example.code)
         prose = _test_prose(test_function, info.name)
         name = display_name(self.table, info.id)
@@ -316,7 +321,7 @@ class _Builder:
         else:
             statement = f"{head}{where}: `{code}`: {outcome}."
         test_name = test_function.rsplit("::", 1)[-1]
-        self.add(
+        return self.add(
             "error-handling" if example.kind == "raises" else "functional",
             statement,
             f"What the hidden test `{test_name}` asserts ({len(cases)} case(s))"

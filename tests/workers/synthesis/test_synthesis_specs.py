@@ -370,3 +370,36 @@ def test_difficulty_grows_with_the_work():
     assert large.score > small.score
     assert large.bucket in ("1-4h", ">4h")
     assert [bucket_for(m) for m in (5, 30, 90, 300)] == ["<15m", "15m-1h", "1-4h", ">4h"]
+
+
+def test_a_hidden_test_that_reaches_a_helper_through_a_public_call_is_its_behaviour():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/text.py": (
+            "def _clean(s):\n    s = s.strip()\n    return s.lower()\n\n\n"
+            "def slug(s):\n    words = _clean(s).split()\n    return '-'.join(words)\n\n\n"
+            "def title(s):\n    cleaned = _clean(s)\n    return cleaned.title()\n"
+        ),
+        "tests/test_text.py": (
+            "from pkg.text import slug, title\n\n\n"
+            "def test_slug():\n    assert slug(' A b ') == 'a-b'\n\n\n"
+            "def test_title_is_capitalised():\n    assert title(' ab ') == 'Ab'\n"
+        ),
+    }
+    runs = {
+        "tests/test_text.py::test_slug": {"pkg/text.py": [2, 3, 7, 8]},
+        "tests/test_text.py::test_title_is_capitalised": {"pkg/text.py": [2, 3, 12, 13]},
+    }
+    tree, table, graph, cmap = analyse(files, runs)
+    _, _, result = specs_for(
+        tree, table, graph, cmap, ["pkg/text.py::_clean", "pkg/text.py::slug"], list(runs)
+    )
+    behaviours = [s for s in result.specs if not s.owns_part]
+    assert [(s.part.split("::")[1], s.verified_by) for s in behaviours] == [
+        ("slug", ["tests/test_text.py::test_slug"]),
+        ("_clean", ["tests/test_text.py::test_title_is_capitalised"]),
+    ]
+    assert behaviours[1].statement == (
+        "Title is capitalised (a hidden test that runs `_clean` on the way): "
+        "`assert title(' ab ') == 'Ab'`: this holds."
+    )
