@@ -211,39 +211,58 @@ def build_briefs(
     return briefs
 
 
+_BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")
+
+
 def borrow_examples(
-    briefs: dict[str, FunctionBrief], table: FunctionTable, graph: CallGraph
+    briefs: dict[str, FunctionBrief],
+    table: FunctionTable,
+    graph: CallGraph,
+    docs: dict[str, str] | None = None,
 ) -> None:
-    """A function with no example of its own shows one of a caller that runs it (one or two
-    resolved calls away), marked as going through that caller."""
+    """A function nothing shows at work shows an example of a caller that runs it (one or two
+    resolved calls away): another function of the task, or a public function whose docstring
+    or docs page has one. It is marked as going through that caller, and comes before the call
+    sites (which show how the function is called, not what it does)."""
+    docs = docs or {}
     for fid, brief in briefs.items():
-        if brief.examples:
+        if any(e.kind in _BEHAVIOUR_KINDS for e in brief.examples):
             continue
-        frontier, seen = [fid], {fid}
-        for _depth in (1, 2):
-            callers = sorted(
-                c
-                for f in frontier
-                for c in graph.callers.get(f, set())
-                if c not in seen and graph.is_exact(c, f) and c in table.functions
-            )
-            seen.update(callers)
-            for caller in callers:
-                own = briefs[caller].examples if caller in briefs else []
-                if own and caller in briefs and briefs[caller].examples[0].kind != "call site":
-                    example = own[0]
-                    name = display_name(table, caller)
-                    brief.examples.append(
-                        DocExample(
-                            example.code,
-                            f"{example.source}, through `{name}`",
-                            example.kind,
-                        )
-                    )
-                    break
-            if brief.examples:
-                break
-            frontier = callers
+        borrowed = _caller_example(fid, briefs, table, graph, docs)
+        if borrowed is not None:
+            brief.examples.insert(0, borrowed)
+
+
+def _caller_example(
+    fid: str,
+    briefs: dict[str, FunctionBrief],
+    table: FunctionTable,
+    graph: CallGraph,
+    docs: dict[str, str],
+) -> DocExample | None:
+    frontier, seen = [fid], {fid}
+    for _depth in (1, 2):
+        callers = sorted(
+            c
+            for f in frontier
+            for c in graph.callers.get(f, set())
+            if c not in seen and graph.is_exact(c, f) and c in table.functions
+        )
+        seen.update(callers)
+        for caller in callers:
+            info = table.functions[caller]
+            if caller in briefs:
+                own = [e for e in briefs[caller].examples if e.kind in _BEHAVIOUR_KINDS]
+            else:
+                own = [DocExample(b, "its docstring", "doctest") for b in doctests(info.docstring)]
+                own += docs_examples(docs, _doc_name(info), info.module)
+            own = [e for e in own if "through `" not in e.source]
+            if own:
+                example = own[0]
+                name = display_name(table, caller)
+                return DocExample(example.code, f"{example.source}, through `{name}`", example.kind)
+        frontier = callers
+    return None
 
 
 def _doc_name(info: FunctionInfo) -> str:
@@ -298,7 +317,7 @@ def _examples(
             for block in doctests(caller_info.docstring)
             if re.search(rf"\b{re.escape(name)}\b", block) or info.name == "__init__"
         ]
-    found += call_sites(info, table, callers, {**tree.files, **texts})
+    found += call_sites(info, table, callers, {**tree.files, **texts}, name)
     unique = list({e.code: e for e in found if e.code.strip()}.values())
     return unique[:_EXAMPLES_PER_FUNCTION]
 

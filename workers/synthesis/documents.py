@@ -18,6 +18,7 @@ from workers.synthesis.functions import FunctionInfo, FunctionTable
 
 _MAX_SNIPPET_LINES = 10
 _MAX_PARAGRAPH_CHARS = 500
+_MAX_CALL_SITE_CHARS = 600
 _MAX_OPTIONS = 20
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Keyword Arguments|Returns?|Yields?|Raises)\s*:?\s*$"
@@ -227,9 +228,15 @@ def _trim(block: str, name: str) -> str:
 
 
 def call_sites(
-    info: FunctionInfo, table: FunctionTable, callers: list[str], texts: dict[str, str]
+    info: FunctionInfo,
+    table: FunctionTable,
+    callers: list[str],
+    texts: dict[str, str],
+    called: str = "",
 ) -> list[DocExample]:
-    """The statements of the callers (outside the task) that call `info`, as they are written."""
+    """The statements of the callers (outside the task) that call `info` (by the name `called`:
+    a constructor by its class's), as they are written."""
+    called = called or info.name
     found: list[DocExample] = []
     for caller_id in callers:
         caller = table.functions.get(caller_id)
@@ -252,10 +259,10 @@ def call_sites(
         if node is None:
             continue
         for stmt in _own_statements(node):
-            if not any(_calls(c, info.name) for c in ast.walk(stmt)):
+            if not any(_calls(c, called) for c in ast.walk(stmt)):
                 continue
             code = ast.get_source_segment(text, stmt) or ""
-            if 0 < len(code) <= 300 and code.count("\n") < _MAX_SNIPPET_LINES:
+            if 0 < len(code) <= _MAX_CALL_SITE_CHARS and code.count("\n") < _MAX_SNIPPET_LINES:
                 where = f"call site in `{caller.qualname}` ({caller.path})"
                 found.append(DocExample(_dedent_continuation(code), where, "call site"))
                 break

@@ -483,7 +483,7 @@ class _Context:
             )
             others = [e for e in briefs[fid].examples if not e.source.startswith(test_function)]
             briefs[fid].examples = [kept, *others]
-        borrow_examples(briefs, self.table, self.graph)
+        borrow_examples(briefs, self.table, self.graph, self.tree.docs)
         cluster_specs = build_specs(
             functions=functions,
             briefs=briefs,
