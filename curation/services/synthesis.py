@@ -298,6 +298,15 @@ _HINTS = (
         "read the job's log for the sandbox's error (bubblewrap, cgroups, a C compiler)",
     ),
     ("no FAIL_TO_PASS", "its tests do not fail without the removed code: another seed"),
+    (
+        "too few FAIL_TO_PASS",
+        "its tests check these functions too little (a verified task needs 3 hidden tests from "
+        "2 test functions): another seed picks other functions",
+    ),
+    (
+        "no interaction test",
+        "no hidden test needs two of the functions together: another seed picks other functions",
+    ),
     ("cluster(s) of coupled", "ask for fewer tasks, or synthesize from a larger repository"),
 )
 
