@@ -122,18 +122,16 @@ def examples_by_function(statement: str) -> dict[str, list[str]]:
 
 
 def from_hidden_tests(code: str, hidden: set[str]) -> bool:
-    lines = [
-        line.strip()
-        for line in code.splitlines()
-        if len(line.strip()) >= _MIN_LINE and not line.strip().startswith(("#", ">>>", "..."))
-    ]
-    code_lines = [line for line in lines if line in hidden]
-    doctest = [
-        line.strip()[4:]
-        for line in code.splitlines()
-        if line.strip().startswith(">>> ") and len(line.strip()) - 4 >= _MIN_LINE
-    ]
-    return bool(code_lines) or any(line in hidden for line in doctest)
+    """An example every significant line of which is in the hidden tests may be a copy of them
+    (a setup line a visible test shares with hidden ones does not make it one)."""
+    lines = []
+    for line in code.splitlines():
+        text = line.strip()
+        if text.startswith((">>> ", "... ")):
+            text = text[4:].strip()
+        if len(text) >= _MIN_LINE and not text.startswith("#"):
+            lines.append(text)
+    return bool(lines) and all(line in hidden for line in lines)
 
 
 def task_figures(task) -> dict:

@@ -28,6 +28,7 @@ from workers.synthesis.documents import (
     name_words,
     neighbour_docstrings,
     parse_docstring,
+    use_sites,
 )
 from workers.synthesis.examples import TestSources
 from workers.synthesis.functions import FunctionInfo, FunctionTable, RaiseInfo
@@ -181,7 +182,7 @@ def build_briefs(
         )
         paragraphs = docs_paragraphs(tree.docs, _doc_name(info))[:3]
         examples = _examples(
-            info, tree, table, exact_callers, visible_tests, hidden_functions, texts
+            info, tree, table, exact_callers, visible_tests, hidden_functions, texts, functions
         )
         purpose, source = _purpose(info, doc, paragraphs, exact_callers, table)
         related = sorted(
@@ -303,6 +304,7 @@ def _examples(
     tests: TestSources,
     hidden_functions: set[str],
     texts: dict[str, str],
+    removed_functions: list[FunctionInfo],
 ) -> list[DocExample]:
     name = _doc_name(info) if info.name == "__init__" else info.name
     found: list[DocExample] = [
@@ -318,6 +320,9 @@ def _examples(
             if re.search(rf"\b{re.escape(name)}\b", block) or info.name == "__init__"
         ]
     found += call_sites(info, table, callers, {**tree.files, **texts}, name)
+    if not found:
+        removed = [range(f.start, f.end + 1) for f in removed_functions if f.path == info.path]
+        found += use_sites(info, texts.get(info.path, tree.files.get(info.path, "")), removed)
     unique = list({e.code: e for e in found if e.code.strip()}.values())
     return unique[:_EXAMPLES_PER_FUNCTION]
 

@@ -269,6 +269,29 @@ def call_sites(
     return found
 
 
+def use_sites(info: FunctionInfo, text: str, skip: list[range]) -> list[DocExample]:
+    """Where the module uses the function without calling it (a table of handlers, a
+    `partial(...)`, a default argument): the line that wires it in. `skip`: line ranges of the
+    task's own functions, whose bodies are removed."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    lines = text.splitlines()
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Name) and node.id == info.name and isinstance(node.ctx, ast.Load)
+        ):
+            continue
+        if any(node.lineno in span for span in skip):
+            continue
+        line = lines[node.lineno - 1].strip()
+        if line and len(line) <= 300:
+            where = f"use site in `{info.module}` (line {node.lineno})"
+            return [DocExample(line, where, "call site")]
+    return []
+
+
 def _own_statements(node: ast.AST):
     for child in ast.walk(node):
         if isinstance(child, ast.stmt) and not isinstance(

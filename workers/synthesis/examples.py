@@ -175,8 +175,62 @@ def _segment(text: str, node: ast.AST) -> str:
     return "\n".join(dedented)
 
 
+# Special methods run by an operator or a built-in rather than by their name.
+_COMPARE = {
+    "__eq__": ast.Eq,
+    "__ne__": ast.NotEq,
+    "__lt__": ast.Lt,
+    "__le__": ast.LtE,
+    "__gt__": ast.Gt,
+    "__ge__": ast.GtE,
+    "__contains__": (ast.In, ast.NotIn),
+}
+_BINARY = {
+    "__add__": ast.Add,
+    "__sub__": ast.Sub,
+    "__mul__": ast.Mult,
+    "__truediv__": ast.Div,
+    "__floordiv__": ast.FloorDiv,
+    "__mod__": ast.Mod,
+    "__and__": ast.BitAnd,
+    "__or__": ast.BitOr,
+    "__matmul__": ast.MatMult,
+}
+_BUILTINS = {
+    "__hash__": "hash",
+    "__len__": "len",
+    "__str__": "str",
+    "__repr__": "repr",
+    "__bool__": "bool",
+    "__iter__": "list",
+    "__abs__": "abs",
+    "__int__": "int",
+    "__float__": "float",
+}
+
+
+def _runs_special(node: ast.AST, name: str) -> bool:
+    if name in _COMPARE:
+        return isinstance(node, ast.Compare) and any(
+            isinstance(op, _COMPARE[name]) for op in node.ops
+        )
+    if name in _BINARY:
+        return isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, _BINARY[name])
+    if name in _BUILTINS:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == _BUILTINS[name]
+        )
+    if name in ("__getitem__", "__setitem__", "__delitem__"):
+        return isinstance(node, ast.Subscript)
+    return False
+
+
 def _calls_name(node: ast.AST, name: str) -> bool:
     for child in ast.walk(node):
+        if name.startswith("__") and _runs_special(child, name):
+            return True
         if isinstance(child, ast.Call):
             func = child.func
             if (isinstance(func, ast.Name) and func.id == name) or (
