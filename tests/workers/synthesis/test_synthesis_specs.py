@@ -403,3 +403,53 @@ def test_a_hidden_test_that_reaches_a_helper_through_a_public_call_is_its_behavi
         "Title is capitalised (a hidden test that runs `_clean` on the way): "
         "`assert title(' ab ') == 'Ab'`: this holds."
     )
+
+
+def test_a_function_wired_in_rather_than_called_shows_its_use_site():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/fmt.py": (
+            "def _row(cells):\n    joined = ' & '.join(cells)\n    return joined + r' \\\\'\n\n\n"
+            "FORMATS = {'latex': _row}\n"
+        ),
+        "tests/test_fmt.py": (
+            "from pkg.fmt import FORMATS\n\n\ndef test_it():\n    assert FORMATS\n"
+        ),
+    }
+    runs = {"tests/test_fmt.py::test_it": {"pkg/fmt.py": [2, 3]}}
+    tree, table, graph, cmap = analyse(files, runs)
+    _, briefs, _ = specs_for(tree, table, graph, cmap, ["pkg/fmt.py::_row"], list(runs))
+    example = briefs["pkg/fmt.py::_row"].examples[0]
+    assert (example.kind, example.code) == ("call site", "FORMATS = {'latex': _row}")
+
+
+def test_special_methods_are_run_by_their_operators():
+    tests = TestSources(
+        {
+            "tests/test_k.py": (
+                "def test_equal():\n    assert Key(1) == Key(1)\n\n\n"
+                "def test_hash():\n    assert hash(Key(1)) == hash(Key(1))\n"
+            )
+        }
+    )
+    assert tests.examples_for("tests/test_k.py::test_equal", "__eq__")[0].direct
+    assert tests.examples_for("tests/test_k.py::test_hash", "__hash__")[0].direct
+    assert tests.examples_for("tests/test_k.py::test_equal", "__hash__") == []
+
+
+def test_contracts_claim_hidden_tests_the_coverage_run_did_not_see():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": (
+            "def f(x):\n    y = x + 1\n    return y\n\n\ndef g(x):\n    y = f(x)\n    return y\n"
+        ),
+        "tests/test_a.py": (
+            "def test_seen():\n    assert True\n\n\ndef test_in_a_subprocess():\n    assert True\n"
+        ),
+    }
+    runs = {"tests/test_a.py::test_seen": {"pkg/a.py": [2, 3, 7, 8]}}
+    tree, table, graph, cmap = analyse(files, runs)
+    hidden = ["tests/test_a.py::test_seen", "tests/test_a.py::test_in_a_subprocess"]
+    _, _, result = specs_for(tree, table, graph, cmap, ["pkg/a.py::f", "pkg/a.py::g"], hidden)
+    contracts = [s for s in result.specs if s.owns_part]
+    assert all("tests/test_a.py::test_in_a_subprocess" in s.verified_by for s in contracts)
