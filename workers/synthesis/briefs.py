@@ -213,6 +213,27 @@ def build_briefs(
 
 
 _BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")
+# What Python runs a special method for: its purpose when it has no docstring.
+_SPECIAL_PURPOSES = {
+    "__getitem__": "Looks up `obj[key]` on a `{cls}`.",
+    "__setitem__": "Stores `obj[key] = value` on a `{cls}`.",
+    "__delitem__": "Deletes `obj[key]` from a `{cls}`.",
+    "__contains__": "Answers `x in obj` for a `{cls}`.",
+    "__len__": "Gives `len(obj)` of a `{cls}`.",
+    "__iter__": "Iterates over a `{cls}` (`for x in obj`).",
+    "__next__": "Gives the next item of a `{cls}` iterator.",
+    "__eq__": "Decides `a == b` for a `{cls}`.",
+    "__ne__": "Decides `a != b` for a `{cls}`.",
+    "__lt__": "Decides `a < b` for a `{cls}`.",
+    "__hash__": "Gives `hash(obj)` of a `{cls}`, consistent with its equality.",
+    "__repr__": "Gives `repr(obj)` of a `{cls}`.",
+    "__str__": "Gives `str(obj)` of a `{cls}`.",
+    "__call__": "Runs when a `{cls}` is called like a function.",
+    "__getattr__": "Gives the attributes of a `{cls}` that normal lookup does not find.",
+    "__enter__": "Enters a `with` block on a `{cls}`.",
+    "__exit__": "Leaves a `with` block on a `{cls}`.",
+    "__bool__": "Decides the truth of a `{cls}`.",
+}
 
 
 def borrow_examples(
@@ -283,6 +304,8 @@ def _purpose(
         return paragraphs[0][1], paragraphs[0][0]
     if info.name == "__init__" and info.class_name:
         return f"Initialises a new `{info.class_name}`.", "its name"
+    if info.name in _SPECIAL_PURPOSES and info.class_name:
+        return _SPECIAL_PURPOSES[info.name].format(cls=info.class_name), "Python's data model"
     words = name_words(info.name)
     if callers:
         names = ", ".join(f"`{display_name(table, c)}`" for c in callers[:3])
