@@ -30,7 +30,7 @@ from workers.synthesis.documents import (
     parse_docstring,
     use_sites,
 )
-from workers.synthesis.examples import TestSources
+from workers.synthesis.examples import TestSources, calls_name
 from workers.synthesis.functions import FunctionInfo, FunctionTable, RaiseInfo
 from workers.synthesis.source import SourceTree
 
@@ -250,9 +250,30 @@ def borrow_examples(
     for fid, brief in briefs.items():
         if any(e.kind in _BEHAVIOUR_KINDS for e in brief.examples):
             continue
-        borrowed = _caller_example(fid, briefs, table, graph, docs)
+        borrowed = _sibling_example(brief.info, briefs) or _caller_example(
+            fid, briefs, table, graph, docs
+        )
         if borrowed is not None:
             brief.examples.insert(0, borrowed)
+
+
+def _sibling_example(info: FunctionInfo, briefs: dict[str, FunctionBrief]) -> DocExample | None:
+    """An example of another function of the task whose code runs this one too (constructs its
+    class, calls it, or uses the operator of a special method)."""
+    called = _doc_name(info)
+    for other in briefs.values():
+        if other.info.id == info.id:
+            continue
+        for example in other.examples:
+            if example.kind not in _BEHAVIOUR_KINDS or "through `" in example.source:
+                continue
+            try:
+                tree = ast.parse(example.code.replace(">>> ", "").replace("... ", ""))
+            except SyntaxError:
+                continue
+            if calls_name(tree, called):
+                return example
+    return None
 
 
 def _caller_example(

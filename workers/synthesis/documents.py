@@ -19,6 +19,7 @@ from workers.synthesis.functions import FunctionInfo, FunctionTable
 _MAX_SNIPPET_LINES = 10
 _MAX_PARAGRAPH_CHARS = 500
 _MAX_CALL_SITE_CHARS = 600
+_DIRECTIVE = re.compile(r"^\s*\.\. (code-block|code|sourcecode|testcode|doctest|ipython)::")
 _MAX_OPTIONS = 20
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Keyword Arguments|Returns?|Yields?|Raises)\s*:?\s*$"
@@ -190,17 +191,23 @@ def _code_blocks(text: str) -> list[str]:
     blocks: list[str] = []
     fenced = re.findall(r"```[\w+-]*\n(.*?)```", text, flags=re.S)
     blocks += fenced
-    # reStructuredText literal blocks: a line ending in "::", then an indented block.
+    # reStructuredText: a literal block (a line ending in "::") or a directive (`.. code-block::`,
+    # `.. testcode::`, `.. doctest::`), then a block indented deeper than that line.
     lines = text.splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]
-        if line.rstrip().endswith("::") or line.strip().startswith(".. code"):
+        if line.rstrip().endswith("::") or _DIRECTIVE.match(line):
+            base = len(line) - len(line.lstrip())
             index += 1
-            while index < len(lines) and not lines[index].strip():
-                index += 1
+            while index < len(lines) and (
+                not lines[index].strip() or lines[index].strip().startswith(":")
+            ):
+                index += 1  # blank lines and the directive's options
             block = []
-            while index < len(lines) and (not lines[index].strip() or lines[index][:1] in " \t"):
+            while index < len(lines) and (
+                not lines[index].strip() or len(lines[index]) - len(lines[index].lstrip()) > base
+            ):
                 block.append(lines[index])
                 index += 1
             if block:

@@ -227,6 +227,11 @@ def _runs_special(node: ast.AST, name: str) -> bool:
     return False
 
 
+def calls_name(node: ast.AST, name: str) -> bool:
+    """Whether the code calls `name` (or runs it: a special method by its operator)."""
+    return _calls_name(node, name)
+
+
 def _calls_name(node: ast.AST, name: str) -> bool:
     for child in ast.walk(node):
         if name.startswith("__") and _runs_special(child, name):
