@@ -162,9 +162,8 @@ def build_briefs(
     cluster = {f.id for f in functions}
     hidden_functions = {n.split("[", 1)[0] for n in hidden}
     visible_tests = TestSources({p: tree.files[p] for p in tree.test_paths})
-    options_by_path = {
-        path: module_options(path, texts[path]) for path in {f.path for f in functions}
-    }
+    paths = {f.path for f in functions}
+    options_by_path = {path: module_options(path, texts[path]) for path in paths}
     briefs: dict[str, FunctionBrief] = {}
     for info in functions:
         facts = body_facts(texts[info.path], info)
@@ -207,9 +206,28 @@ def build_briefs(
                 for o in options_by_path[info.path]
                 if o.function in ("", info.qualname)
                 or o.function not in {f.qualname for f in functions if f.path == info.path}
-            ],
+            ]
+            + _caller_options(exact_callers, table, tree, paths),
         )
     return briefs
+
+
+def _caller_options(
+    callers: list[str], table: FunctionTable, tree: SourceTree, own_paths: set[str]
+) -> list[Option]:
+    """Command-line options a caller in another module defines (the command line that runs
+    the function): a hidden test that passes them depends on them."""
+    found: list[Option] = []
+    for caller in callers:
+        info = table.functions[caller]
+        if info.path in own_paths or info.path not in tree.files:
+            continue
+        found += [
+            o
+            for o in module_options(info.path, tree.files[info.path])
+            if o.function in ("", info.qualname)
+        ]
+    return found
 
 
 _BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")

@@ -235,7 +235,7 @@ class _Builder:
                 owner = by_qualname.get((option.path, option.function))
                 key = self.add(
                     "functional",
-                    f"The command line of `{info.module}` accepts {option.describe()}.",
+                    f"The command line defined in `{option.path}` accepts {option.describe()}.",
                     f"Defined in `{option.path}`; {len(claims)} hidden test(s) use it.",
                     claims,
                     owner,
