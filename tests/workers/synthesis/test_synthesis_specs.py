@@ -453,3 +453,39 @@ def test_contracts_claim_hidden_tests_the_coverage_run_did_not_see():
     _, _, result = specs_for(tree, table, graph, cmap, ["pkg/a.py::f", "pkg/a.py::g"], hidden)
     contracts = [s for s in result.specs if s.owns_part]
     assert all("tests/test_a.py::test_in_a_subprocess" in s.verified_by for s in contracts)
+
+
+def test_options_of_the_command_line_that_runs_a_function_are_named():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/stats.py": "def bins(values):\n    count = len(values)\n    return count + 1\n",
+        "pkg/cli.py": textwrap.dedent(
+            """\
+            import argparse
+
+            from pkg.stats import bins
+
+
+            def main(argv=None):
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--rule", choices=["sturges", "rice"], help="binning rule")
+                args = parser.parse_args(argv)
+                return bins([args.rule])
+            """
+        ),
+        "tests/test_cli.py": (
+            "from pkg.cli import main\n\n\ndef test_rule():\n"
+            "    assert main(['--rule', 'rice']) == 2\n"
+        ),
+    }
+    runs = {"tests/test_cli.py::test_rule": {"pkg/stats.py": [2, 3]}}
+    tree, table, graph, cmap = analyse(files, runs)
+    functions, briefs, result = specs_for(
+        tree, table, graph, cmap, ["pkg/stats.py::bins"], list(runs)
+    )
+    option = next(s for s in result.specs if "--rule" in s.statement)
+    assert option.verified_by == ["tests/test_cli.py::test_rule"]
+    text = problem_statement(
+        functions=functions, briefs=briefs, specs=result.specs, relations=[], removed_lines=[]
+    )
+    assert '`--rule`: binning rule; choices `["sturges", "rice"]`' in text
