@@ -231,6 +231,8 @@ def _caller_options(
 
 
 _BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")
+# How many resolved calls away a caller may be whose example a function borrows.
+_BORROW_DEPTH = 3
 # What Python runs a special method for: its purpose when it has no docstring.
 _SPECIAL_PURPOSES = {
     "__getitem__": "Looks up `obj[key]` on a `{cls}`.",
@@ -260,7 +262,7 @@ def borrow_examples(
     graph: CallGraph,
     docs: dict[str, str] | None = None,
 ) -> None:
-    """A function nothing shows at work shows an example of a caller that runs it (one or two
+    """A function nothing shows at work shows an example of a caller that runs it (up to three
     resolved calls away): another function of the task, or a public function whose docstring
     or docs page has one. It is marked as going through that caller, and comes before the call
     sites (which show how the function is called, not what it does)."""
@@ -302,7 +304,7 @@ def _caller_example(
     docs: dict[str, str],
 ) -> DocExample | None:
     frontier, seen = [fid], {fid}
-    for _depth in (1, 2):
+    for _depth in range(_BORROW_DEPTH):
         callers = sorted(
             c
             for f in frontier
@@ -324,6 +326,30 @@ def _caller_example(
                 return DocExample(example.code, f"{example.source}, through `{name}`", example.kind)
         frontier = callers
     return None
+
+
+def called_names(info: FunctionInfo, table: FunctionTable) -> list[str]:
+    """The names code uses to run a function: its own; for a constructor, its class's and those
+    of the project's subclasses that inherit it (`raise BlockError(...)` runs
+    `MarkupError.__init__`)."""
+    if info.name != "__init__" or not info.class_name:
+        return [info.name]
+    own = info.class_name.rsplit(".", 1)[-1]
+    names = [own]
+    with_init = {(f.module, f.class_name) for f in table.functions.values() if f.name == "__init__"}
+    frontier = {own}
+    for _depth in range(5):
+        found = {
+            qual.rsplit(".", 1)[-1]
+            for (module, qual), bases in sorted(table.class_bases.items())
+            if (module, qual) not in with_init
+            and any(base.rsplit(".", 1)[-1] in frontier for base in bases)
+        } - set(names)
+        if not found:
+            break
+        names += sorted(found)
+        frontier = found
+    return names
 
 
 def _doc_name(info: FunctionInfo) -> str:
@@ -369,11 +395,13 @@ def _examples(
     removed_functions: list[FunctionInfo],
 ) -> list[DocExample]:
     name = _doc_name(info) if info.name == "__init__" else info.name
+    names = called_names(info, table)
     found: list[DocExample] = [
         DocExample(block, "its docstring", "doctest") for block in doctests(info.docstring)
     ]
     found += docs_examples(tree.docs, name, info.module)
-    found += _visible_test_examples(info, name, tree, tests, hidden_functions)
+    for called in names:
+        found += _visible_test_examples(info, called, tree, tests, hidden_functions)
     for caller in callers:
         caller_info = table.functions[caller]
         found += [
@@ -381,7 +409,8 @@ def _examples(
             for block in doctests(caller_info.docstring)
             if re.search(rf"\b{re.escape(name)}\b", block) or info.name == "__init__"
         ]
-    found += call_sites(info, table, callers, {**tree.files, **texts}, name)
+    for called in names:
+        found += call_sites(info, table, callers, {**tree.files, **texts}, called)
     if not found:
         removed = [range(f.start, f.end + 1) for f in removed_functions if f.path == info.path]
         found += use_sites(info, texts.get(info.path, tree.files.get(info.path, "")), removed)

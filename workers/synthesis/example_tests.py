@@ -10,7 +10,7 @@ still run every function of the task, and never when it is the evidence of an er
 
 from __future__ import annotations
 
-from workers.synthesis.briefs import build_briefs
+from workers.synthesis.briefs import build_briefs, called_names
 from workers.synthesis.callgraph import CallGraph
 from workers.synthesis.coverage_map import CoverageMap
 from workers.synthesis.examples import Example, TestSources
@@ -25,13 +25,6 @@ _MAX_EXAMPLE_TEST_CHARS = 300
 def enough_tests(fail_to_pass: list[str]) -> bool:
     """The validator's gate, checked early: 3 tests from 2 test functions at least."""
     return len(fail_to_pass) >= 3 and len({t.split("[", 1)[0] for t in fail_to_pass}) >= 2
-
-
-def called_name(info: FunctionInfo) -> str:
-    """What a test calls to run the function: a constructor by its class's name."""
-    if info.name == "__init__" and info.class_name:
-        return info.class_name.rsplit(".", 1)[-1]
-    return info.name
 
 
 def hold_out_example_tests(
@@ -67,7 +60,8 @@ def hold_out_example_tests(
             # the call in its setup line: as good an example as a call inside the assert.
             direct = [
                 e
-                for e in tests.examples_for(cases[0], called_name(info))
+                for name in called_names(info, table)
+                for e in tests.examples_for(cases[0], name)
                 if len(e.code) <= _MAX_EXAMPLE_TEST_CHARS
             ]
             if not direct:

@@ -173,8 +173,9 @@ def _returns_text(info: FunctionInfo, brief: FunctionBrief) -> str:
 def _examples_section(
     functions: list[FunctionInfo], briefs: dict[str, FunctionBrief], removed_lines: list[str]
 ) -> list[str]:
+    # An example that runs two of the functions is shown under each: every function's own
+    # section of examples stands on its own.
     chosen: dict[str, list] = {info.id: [] for info in functions}
-    seen: set[str] = set()
     # A function's own examples first; one that goes through a caller only where none is left.
     for through in (False, True):
         for info in functions:
@@ -187,9 +188,8 @@ def _examples_section(
                     or ("through `" in example.source) != through
                 ):
                     continue
-                if (example.code in seen and not through) or leaks(example.code, removed_lines):
+                if example in taken or leaks(example.code, removed_lines):
                     continue
-                seen.add(example.code)
                 taken.append(example)
     shown: list[str] = []
     for info in functions:

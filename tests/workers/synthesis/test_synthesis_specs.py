@@ -489,3 +489,49 @@ def test_options_of_the_command_line_that_runs_a_function_are_named():
         functions=functions, briefs=briefs, specs=result.specs, relations=[], removed_lines=[]
     )
     assert '`--rule`: binning rule; choices `["sturges", "rice"]`' in text
+
+
+def test_a_constructor_is_run_by_its_subclasses_names_too():
+    from workers.synthesis.briefs import called_names
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/errors.py": textwrap.dedent(
+            """\
+            class MarkupError(Exception):
+                def __init__(self, message, line=None):
+                    super().__init__(message)
+                    self.line = line
+
+
+            class BlockError(MarkupError):
+                pass
+
+
+            class TableError(BlockError):
+                pass
+
+
+            class OwnInit(MarkupError):
+                def __init__(self):
+                    super().__init__("x")
+            """
+        ),
+    }
+    table = build_function_table(SourceTree(files=files))
+    info = table.functions["pkg/errors.py::MarkupError.__init__"]
+    assert called_names(info, table) == ["MarkupError", "BlockError", "TableError"]
+
+
+def test_an_example_that_runs_two_functions_is_shown_under_each(shop_files, shop_coverage):
+    from workers.synthesis.documents import DocExample
+
+    _, (functions, briefs, result) = pricing(shop_files, shop_coverage)
+    shared = DocExample("assert gross_price(net_price(1, 1), 1) == 1.44", "README.md", "docs")
+    for fid in ("shop/pricing.py::net_price", "shop/pricing.py::gross_price"):
+        briefs[fid].examples = [shared]
+    text = problem_statement(
+        functions=functions, briefs=briefs, specs=result.specs, relations=[], removed_lines=[]
+    )
+    assert "`net_price` (docs, from README.md):" in text
+    assert "`gross_price` (docs, from README.md):" in text
