@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench.common import ROOT, measured
 from workers import gitstore
-from workers.patchparts import PatchPart, split_by_function
+from workers.patchcore import PatchPart, split_by_function
 from workers.sandbox import EnvironmentSpec, Limits, Snapshot
 from workers.sandbox.pytest_invocation import (
     RunPaths,

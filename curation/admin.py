@@ -2,6 +2,8 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from curation.models import (
     ApiToken,
@@ -127,6 +129,21 @@ class DatasetAdmin(admin.ModelAdmin):
     search_fields = ("name", "description")
     filter_horizontal = ("members",)
     actions = ["cut_release"]
+    readonly_fields = ("quality",)
+
+    @admin.display(description="Quality of the verified tasks")
+    def quality(self, dataset):
+        if dataset.pk is None:
+            return "-"
+        from curation.selectors.quality import quality_report
+
+        report = quality_report(tasks=dataset.tasks.all())
+        rows = "".join(
+            format_html("<tr><th>{}</th><td>{}</td></tr>", key.replace("_", " "), value)
+            for key, value in report.items()
+            if not isinstance(value, dict)
+        )
+        return format_html("<table>{}</table>", mark_safe(rows))  # noqa: S308 - escaped above
 
     @admin.action(description="Cut a release (next version) of the selected datasets")
     def cut_release(self, request, queryset):
@@ -146,7 +163,8 @@ class DatasetAdmin(admin.ModelAdmin):
 class SpecificationInline(admin.TabularInline):
     model = Specification
     extra = 0
-    fields = ("key", "kind", "statement", "order")
+    fields = ("key", "kind", "statement", "order", "part", "verified", "verification_note")
+    readonly_fields = ("verified", "verification_note")
 
 
 class TestCaseInline(admin.TabularInline):
@@ -171,6 +189,7 @@ class TaskAdminForm(forms.ModelForm):
             "difficulty_score",
             "reference_patch",
             "test_patch",
+            "trivial_included",
             "metadata",
         ]
 
@@ -211,7 +230,7 @@ class TaskAdminForm(forms.ModelForm):
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     form = TaskAdminForm
-    actions = ["validate_tasks"]
+    actions = ["validate_tasks", "include_trivial"]
     list_display = (
         "instance_id",
         "title",
@@ -222,9 +241,10 @@ class TaskAdmin(admin.ModelAdmin):
         "difficulty",
         "revision",
         "interaction_score",
+        "trivial",
         "updated_at",
     )
-    list_filter = ("status", "origin", "difficulty", "dataset", "repository")
+    list_filter = ("status", "origin", "difficulty", "trivial", "dataset", "repository")
     search_fields = ("instance_id", "title", "problem_statement")
     list_select_related = ("dataset", "repository")
     readonly_fields = (
@@ -234,6 +254,7 @@ class TaskAdmin(admin.ModelAdmin):
         "validated_revision",
         "validation",
         "interaction_score",
+        "trivial",
         "review_slots_taken",
         "synthesis_job",
         "created_at",
@@ -241,6 +262,11 @@ class TaskAdmin(admin.ModelAdmin):
     )
     inlines = [SpecificationInline, TestCaseInline]
     date_hierarchy = "created_at"
+
+    @admin.action(description="Include the selected trivial tasks in releases anyway")
+    def include_trivial(self, request, queryset):
+        count = queryset.filter(trivial=True).update(trivial_included=True)
+        self.message_user(request, f"{count} trivial task(s) will be released.", messages.SUCCESS)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -221,6 +221,12 @@ class Task(models.Model):
         default=dict, blank=True, help_text="Outcome of the last validation: verdict, reasons."
     )
     interaction_score = models.FloatField(null=True, blank=True)
+    # A task whose answer is visible next to it (a near-identical sibling body in the same
+    # module) is left out of releases unless a curator includes it.
+    trivial = models.BooleanField(default=False)
+    trivial_included = models.BooleanField(
+        default=False, help_text="A curator includes this trivial task in releases anyway."
+    )
     # Counts review slots handed out (active and completed leases); claiming is a conditional
     # update on it so that no more reviewers than the policy asks for ever hold the task.
     review_slots_taken = models.PositiveSmallIntegerField(default=0)
@@ -307,6 +313,16 @@ class Specification(models.Model):
     statement = models.TextField()
     rationale = models.TextField(blank=True, default="")
     order = models.PositiveIntegerField(default=0)
+    # Where its behaviour lives: the reference part (`path::Qualified.name`) it belongs to, and
+    # whether it stands for that part (the function's contract). Empty when it spans parts.
+    part = models.CharField(max_length=500, blank=True, default="")
+    owns_part = models.BooleanField(default=False)
+    # The tests its author says verify it; validation keeps, as `tests`, those its runs bear out.
+    claimed_tests = models.JSONField(default=list, blank=True)
+    # At least one FAIL_TO_PASS test verifies it (after validation). Unverified specs are shown,
+    # never counted.
+    verified = models.BooleanField(default=False)
+    verification_note = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["task", "order", "id"]

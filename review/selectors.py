@@ -44,7 +44,7 @@ from review import graph, rendering
 from review.models import Adjudication, Comment, Review, ReviewAssignment
 from workers import testpatch
 from workers.models import Job
-from workers.patchparts import PatchParseError
+from workers.patchcore import PatchParseError
 
 PAGE_SIZE = 50
 STEP_PAGE = 20
@@ -191,7 +191,8 @@ def queue_page(*, user, filters: QueueFilters, limit: int = PAGE_SIZE) -> QueueP
     if column == "id":
         order = order[:1]
     tasks = tasks.order_by(*order).annotate(
-        spec_count=_counted(Specification, task=OuterRef("pk")),
+        # Unverified specs (no FAIL_TO_PASS test verifies them) are never counted.
+        spec_count=_counted(Specification, task=OuterRef("pk"), verified=True),
         test_count=_counted(TestCase, task=OuterRef("pk")),
         finding_count=_counted(Finding, task=OuterRef("pk"), dismissed=False, superseded=False),
         review_count=_counted(Review, task=OuterRef("pk"), task_revision=OuterRef("revision")),
@@ -280,6 +281,15 @@ class Workspace:
     statement_problem: str = ""  # why this statement can never be approved, if it cannot
     spec_matrix: list = field(default_factory=list)  # the graph as rows of cells
     graph_dense: bool = False  # too many edges to follow as lines: the matrix comes first
+
+    @property
+    def specs_verified(self) -> int:
+        """Specs a FAIL_TO_PASS test verifies: the only ones that count."""
+        return sum(1 for spec in self.specs if spec.verified)
+
+    @property
+    def specs_unverified(self) -> int:
+        return len(self.specs) - self.specs_verified
 
     @property
     def approve_enabled(self) -> bool:

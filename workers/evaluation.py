@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from workers import gitstore
-from workers.patchparts import PatchParseError, parse_patch
+from workers.patchcore import PatchParseError, parse_patch
 from workers.sandbox.patches import describe_failure
 from workers.sandbox.types import (
     EnvironmentSpec,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from workers.patchparts import PatchParseError, patched_text
+from workers.patchcore.parts import PatchParseError, patched_text
 
 ReadBase = Callable[[str], str | None]
 

@@ -9,7 +9,12 @@ the intended FAIL_TO_PASS / PASS_TO_PASS lists, it runs the sandbox and decides:
    from none); a test the reference fails makes the whole task invalid;
 4. the interaction check: with k >= 2 reference parts, k more runs with all parts but one
    show which FAIL_TO_PASS tests need which parts; the interaction score is the share of
-   FAIL_TO_PASS tests that need two or more parts.
+   FAIL_TO_PASS tests that need two or more parts, always taken over all k parts;
+5. the gates of a verified task: at least `min_fail_to_pass` FAIL_TO_PASS tests from at least
+   `min_test_functions` test functions (parametrised cases of one function count once), every
+   leave-one-out patch applies (a part that cannot be left out is named), and at least one
+   FAIL_TO_PASS test needs two or more parts (the interaction test). A score from one test, or
+   from some of the parts, cannot make a task verified.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from workers.patchparts import PatchPart
+from workers.patchcore import PatchPart
 from workers.sandbox.types import (
     EnvironmentSpec,
     Limits,
@@ -49,6 +54,10 @@ class ValidationInput:
     limits: Limits = field(default_factory=Limits)
     # Parts of the reference for the interaction check; fewer than two skips the check.
     reference_parts: tuple[PatchPart, ...] = ()
+    # The gates of "verified" (module docstring, point 5).
+    min_fail_to_pass: int = 3
+    min_test_functions: int = 2
+    require_interaction: bool = True
 
 
 @dataclass
@@ -237,26 +246,48 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
 
     part_failures: dict[str, list[str]] = {}
     interaction_score = None
+    if fail_to_pass and not any(r.startswith("the reference") for r in reasons):
+        reasons += _gate_tests(inp, fail_to_pass)
     if loo and fail_to_pass and not any(r.startswith("the reference") for r in reasons):
         for index, left_out in enumerate(inp.reference_parts):
-            others = tuple(p.patch for i, p in enumerate(inp.reference_parts) if i != index)
+            # The complement is one patch from the base to "all but this part", made from the
+            # files themselves; applying the other parts one after another may not apply.
+            others = (
+                (left_out.complement,)
+                if left_out.complement.strip()
+                else tuple(p.patch for i, p in enumerate(inp.reference_parts) if i != index)
+            )
             result = run(
                 f"reference without {left_out.name}", (*others, inp.test_patch), fail_to_pass
             )
             problem = _run_problem(result)
             if problem:
-                reasons.append(f"interaction check without {left_out.name}: {problem}")
+                reasons.append(
+                    f"the reference without {left_out.name} cannot be run: {problem}; the "
+                    "interaction check needs every part left out once"
+                )
                 continue
             failing = [n for n, o in _outcomes(result, fail_to_pass).items() if not _passed(o)]
             part_failures[left_out.name] = failing
             for nodeid in failing:
                 verdicts[nodeid].needs_parts.append(left_out.name)
-        needing_two = sum(1 for n in fail_to_pass if len(verdicts[n].needs_parts) >= 2)
-        interaction_score = round(needing_two / len(fail_to_pass), 4)
+        if len(part_failures) == loo:
+            needing_two = sum(1 for n in fail_to_pass if len(verdicts[n].needs_parts) >= 2)
+            interaction_score = round(needing_two / len(fail_to_pass), 4)
+            if inp.require_interaction and not needing_two:
+                reasons.append(
+                    f"no FAIL_TO_PASS test needs two or more of the {loo} parts: the task has "
+                    "no interaction test"
+                )
+    elif inp.require_interaction and fail_to_pass and not loo:
+        reasons.append(
+            "the reference has fewer than two parts: no test can need two of them, so the task "
+            "has no interaction test"
+        )
 
     progress(100, "validated")
     return ValidationOutcome(
-        # Interaction-check problems and collection errors are notes, not verdicts.
+        # Collection errors are notes, not verdicts; every gate above is.
         verified=not any(_is_blocking(r) for r in reasons),
         reasons=reasons,
         tests=verdicts,
@@ -268,11 +299,28 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
     )
 
 
-_NOTES = ("interaction check", "collection error")
+_NOTES = ("collection error",)
 
 
 def _is_blocking(reason: str) -> bool:
     return not any(note in reason for note in _NOTES)
+
+
+def test_function(nodeid: str) -> str:
+    """The test function of a node id: its parametrised cases are one function."""
+    return nodeid.split("[", 1)[0]
+
+
+def _gate_tests(inp: ValidationInput, fail_to_pass: list[str]) -> list[str]:
+    """Enough hidden tests, from enough test functions, for the verdict to mean something."""
+    functions = {test_function(nodeid) for nodeid in fail_to_pass}
+    if len(fail_to_pass) >= inp.min_fail_to_pass and len(functions) >= inp.min_test_functions:
+        return []
+    return [
+        f"too few FAIL_TO_PASS tests: {len(fail_to_pass)} from {len(functions)} test "
+        f"function(s); a verified task needs at least {inp.min_fail_to_pass} from "
+        f"{inp.min_test_functions}"
+    ]
 
 
 def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:

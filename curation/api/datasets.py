@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import django_filters
 from django.contrib.auth import get_user_model
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -25,6 +26,7 @@ from curation.api.errors import Conflict
 from curation.api.repositories import StrictCharField
 from curation.api.router import router
 from curation.models import Dataset
+from curation.selectors.quality import quality_report
 from curation.services.datasets import (
     MAX_RERUNS,
     MAX_REVIEWS_REQUIRED,
@@ -201,6 +203,15 @@ class DatasetViewSet(
         ):
             raise NotFound("That person is not a member of this dataset.")
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["get"])
+    def quality(self, request, pk=None):
+        """The quality report of the dataset's verified tasks: tested specs per task, hidden
+        tests per task and their share linked to a spec, interaction scores, trivial share,
+        example coverage (unverified specs are never counted)."""
+        dataset = self.get_object()
+        return Response({"dataset": dataset.name, **quality_report(tasks=dataset.tasks.all())})
 
 
 router.register("datasets", DatasetViewSet, basename="dataset")

@@ -33,7 +33,8 @@ from curation.services.tasks import TaskInputError, task_create
 class SpecSerializer(serializers.ModelSerializer):
     class Meta:
         model = Specification
-        fields = ["key", "kind", "statement", "rationale"]
+        # `verified`: a FAIL_TO_PASS test verifies it; an unverified spec is never counted.
+        fields = ["key", "kind", "statement", "rationale", "part", "verified", "verification_note"]
 
 
 class DependencySerializer(serializers.ModelSerializer):
@@ -95,6 +96,8 @@ class TaskSerializer(serializers.ModelSerializer):
             "difficulty",
             "difficulty_score",
             "interaction_score",
+            "trivial",
+            "trivial_included",
             "revision",
             "validated_revision",
             "reference_patch",
@@ -131,6 +134,13 @@ class SpecInputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Specification.Kind.choices)
     statement = Text()
     rationale = Text(required=False, allow_blank=True, default="")
+    part = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=500,
+        help_text="the reference part it is about, `path::Qualified.name` (optional)",
+    )
 
 
 class DependencyInputSerializer(serializers.Serializer):

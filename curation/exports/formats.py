@@ -153,6 +153,7 @@ PARQUET_SCHEMA = pa.schema(
         ("difficulty", pa.string()),
         ("difficulty_score", pa.float64()),
         ("interaction_score", pa.float64()),
+        ("trivial", pa.bool_()),
         (
             "specs",
             pa.list_(
@@ -162,6 +163,7 @@ PARQUET_SCHEMA = pa.schema(
                         ("kind", pa.string()),
                         ("statement", pa.string()),
                         ("rationale", pa.string()),
+                        ("verified", pa.bool_()),
                     ]
                 )
             ),
@@ -207,6 +209,7 @@ def parquet_row(record: dict[str, Any]) -> dict[str, Any]:
         "difficulty",
         "difficulty_score",
         "interaction_score",
+        "trivial",
         "specs",
         "dependencies",
         "tests",

@@ -50,6 +50,7 @@ _TASK_FIELDS = (
     "difficulty",
     "difficulty_score",
     "interaction_score",
+    "trivial",
     "reference_patch",
     "test_patch",
 )
@@ -252,14 +253,21 @@ def _specs_of(task_ids: list[int]) -> tuple[dict[int, list[dict]], dict[int, tup
     rows = _rows(
         Specification.objects.filter(_among("task_id", task_ids))
         .order_by("task_id", "order", "id")
-        .values_list("id", "task_id", "key", "kind", "statement", "rationale")
+        .values_list("id", "task_id", "key", "kind", "statement", "rationale", "verified")
     )
-    for spec_id, task_id, key, kind, statement, rationale in rows:
+    for spec_id, task_id, key, kind, statement, rationale, verified in rows:
         if task_id not in wanted:
             continue
         keys[spec_id] = (task_id, key)
+        # `verified`: a FAIL_TO_PASS test verifies it; unverified specs are never counted.
         by_task[task_id].append(
-            {"key": key, "kind": kind, "statement": statement, "rationale": rationale}
+            {
+                "key": key,
+                "kind": kind,
+                "statement": statement,
+                "rationale": rationale,
+                "verified": bool(verified),
+            }
         )
     return by_task, keys
 
@@ -522,6 +530,7 @@ def _record(
         "difficulty": row["difficulty"],
         "difficulty_score": row["difficulty_score"],
         "interaction_score": row["interaction_score"],
+        "trivial": row["trivial"],
         "created_at": _iso_text(row["created_text"]),
         "reference_patch": row["reference_patch"],
         "test_patch": row["test_patch"],

@@ -19,6 +19,7 @@ from curation.exports.records import ExportCounts, ExportOptions
 from curation.models import Dataset, Evaluation, Finding, Release, Task, Trajectory
 from curation.selectors.audit import audit_calibration
 from curation.selectors.evaluations import pass_rates_by_kind
+from curation.selectors.quality import quality_report
 
 COMMENT_EXCERPTS = 20
 COMMENT_CHARS = 300
@@ -66,6 +67,7 @@ class RecordStats:
         self.by_repository: Counter[str] = Counter()
         self.by_difficulty: Counter[str] = Counter()
         self.by_spec_kind: Counter[str] = Counter()
+        self.specs_unverified = 0
         self.tests_by_role: Counter[str] = Counter()
         self.dependencies_by_evidence: Counter[str] = Counter()
         self.tasks_with_dependencies = 0
@@ -75,7 +77,9 @@ class RecordStats:
         self.by_origin[record["origin"]] += 1
         self.by_repository[record["repo"]] += 1
         self.by_difficulty[record["difficulty"] or "unrated"] += 1
-        self.by_spec_kind.update(spec["kind"] for spec in record["specs"])
+        # A spec no FAIL_TO_PASS test verifies is not a spec of the benchmark: never counted.
+        self.by_spec_kind.update(s["kind"] for s in record["specs"] if s.get("verified", True))
+        self.specs_unverified += sum(1 for s in record["specs"] if not s.get("verified", True))
         self.tests_by_role.update(test["role"] for test in record["tests"])
         self.dependencies_by_evidence.update(dep["evidence"] for dep in record["dependencies"])
         if record["dependencies"]:
@@ -88,6 +92,7 @@ class RecordStats:
         return {
             "tasks": self.tasks,
             "specs": sum(self.by_spec_kind.values()),
+            "specs_unverified_not_counted": self.specs_unverified,
             "tests": sum(self.tests_by_role.values()),
             "dependencies": sum(self.dependencies_by_evidence.values()),
             "tasks_with_dependencies": self.tasks_with_dependencies,
@@ -277,6 +282,9 @@ def release_datasheet(
         # the same computation as the calibration page, the dashboard and the API.
         "calibration": audit_calibration(dataset=dataset),
         "models": model_pass_rates(release=release),
+        "quality": quality_report(
+            tasks=Task.objects.filter(release_entries__release=release), verified_only=False
+        ),
         "trajectories": {
             "total": trajectories["total"],
             "unsafe": trajectories["unsafe"],

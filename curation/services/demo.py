@@ -43,13 +43,13 @@ def demo_folder() -> Path:
 def _without_one_part(task: Task) -> str:
     """The reference with its last changed function left out (empty with a single part)."""
     parts = reference_parts_for(task)
-    return parts[-1]["complement"] if len(parts) > 1 else ""
+    return parts[-1].complement if len(parts) > 1 else ""
 
 
 def _last_part_only(task: Task) -> str:
     """Only the last changed function restored (what the second model leaves out)."""
     parts = reference_parts_for(task)
-    return parts[-1]["patch"] if len(parts) > 1 else ""
+    return parts[-1].patch if len(parts) > 1 else ""
 
 
 def _predictions(tasks: list[Task], folder: Path) -> Path:

@@ -32,7 +32,7 @@ from curation.models import SpecDependency, Specification, Task, TaskRevision
 from curation.runtime import base_reader
 from curation.services.tasks import TaskInputError, check_patches, check_statement
 from curation.services.validation import VALIDATABLE, task_validation_enqueue
-from workers.patchparts import PatchParseError
+from workers.patchcore import PatchParseError
 from workers.testpatch import PatchEditError, replace_test, source_of_test
 
 TEXT_FIELDS = ("title", "problem_statement", "reference_patch", "test_patch")
@@ -188,6 +188,18 @@ def _test_changes(task: Task, tests_in: Any, diff: dict, ops: list) -> None:
                 ops.append(("test_specs", test, [spec_keys[k] for k in after]))
 
 
+def _claim(test, *, before: list[Specification], after: list[Specification]) -> None:
+    """A person linking a test to a spec claims it verifies the spec; validation checks it."""
+    changed = []
+    for spec in {s.pk: s for s in [*before, *after]}.values():
+        claimed = set(spec.claimed_tests or [t.nodeid for t in spec.tests.all()])
+        wanted = claimed | {test.nodeid} if spec in after else claimed - {test.nodeid}
+        if wanted != claimed or not spec.claimed_tests:
+            spec.claimed_tests = sorted(wanted)
+            changed.append(spec)
+    Specification.objects.bulk_update(changed, ["claimed_tests"])
+
+
 def _summary(diff: dict) -> str:
     labels = []
     for name in diff:
@@ -284,6 +296,7 @@ def task_update_content(
                 )
             elif op[0] == "test_specs":
                 _, test, specs = op
+                _claim(test, before=list(test.specs.all()), after=specs)
                 test.specs.set(specs)
 
         locked.revision += 1

@@ -46,6 +46,14 @@ class ReleaseBuildError(RuntimeError):
     pass
 
 
+def releasable_tasks(dataset: Dataset):
+    """Approved tasks, less the trivial ones (their answer is visible next to them) that no
+    curator chose to include."""
+    return Task.objects.filter(dataset=dataset, status__in=RELEASABLE).exclude(
+        trivial=True, trivial_included=False
+    )
+
+
 def release_folder(release: Release) -> Path:
     return settings.SPECLOOM_RELEASE_ROOT / release.dataset.name / release.version
 
@@ -191,7 +199,7 @@ def release_build_run(*, job: Job, ctx) -> dict[str, Any]:
 def _write_files(
     release: Release, scratch: Path, options: ExportOptions, ctx
 ) -> tuple[list[dict], dict[str, dict], RecordStats, ExportCounts]:
-    tasks = Task.objects.filter(dataset=release.dataset, status__in=RELEASABLE)
+    tasks = releasable_tasks(release.dataset)
     total = tasks.count()
     stem = f"{release.dataset.name}-{release.version}"
     writer = ExportWriter(scratch, stem)

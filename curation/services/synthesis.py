@@ -19,16 +19,16 @@ from django.db import transaction
 
 from curation import runtime
 from curation.models import Dataset, EnvironmentRecipe, Repository, SpecDependency, Task, TestCase
+from curation.selectors.quality import quality_report
 from curation.services.recipes import recipe_prepare
 from curation.services.repositories import RepositoryNotReady, repository_check_usable
 from curation.services.tasks import TaskInputError, task_create
 from curation.services.validation import task_validate_now, task_validation_abandon
-from workers import gitstore
 from workers.models import Job
-from workers.patchparts import PatchParseError, split_by_function
 from workers.sandbox import SandboxError
 from workers.services import JobFailed, job_enqueue
 from workers.synthesis.coverage_cache import CoverageCache
+from workers.synthesis.statement import tidy_title
 
 ENGINES = ("procedural", "llm")
 
@@ -80,28 +80,6 @@ def synthesis_enqueue(
     )
 
 
-def _part_specs(task: Task, proposal) -> dict[str, list[str]]:
-    """The engine names parts `path::function`; validation names them `path::Class.method`."""
-    by_short = {}
-    for part in proposal.reference_parts:
-        path, _, function = part.name.partition("::")
-        by_short[(path, function.rsplit(".", 1)[-1])] = part.spec_keys
-    try:
-        parts = split_by_function(
-            task.reference_patch,
-            lambda path: gitstore.read_file(task.repository.git_dir, task.base_commit, path),
-        )
-    except PatchParseError:
-        return {}
-    mapping = {}
-    for part in parts:
-        path, _, qualified = part.name.partition("::")
-        keys = by_short.get((path, qualified.rsplit(".", 1)[-1]))
-        if keys is not None:
-            mapping[part.name] = keys
-    return mapping
-
-
 def _store_proposal(*, proposal, repository: Repository, dataset: Dataset, job: Job, origin: str):
     verified_by: dict[str, list[str]] = {}
     for spec in proposal.specs:
@@ -119,13 +97,20 @@ def _store_proposal(*, proposal, repository: Repository, dataset: Dataset, job: 
         task = task_create(
             repository=repository,
             dataset=dataset,
-            title=proposal.title,
+            title=tidy_title(proposal.title),
             problem_statement=proposal.problem_statement,
             base_commit=proposal.base_commit,
             reference_patch=proposal.reference_patch,
             test_patch=proposal.test_patch,
             specs=[
-                {"key": s.key, "kind": s.kind, "statement": s.statement, "rationale": s.rationale}
+                {
+                    "key": s.key,
+                    "kind": s.kind,
+                    "statement": s.statement,
+                    "rationale": s.rationale,
+                    "part": s.part,
+                    "owns_part": s.owns_part,
+                }
                 for s in proposal.specs
             ],
             tests=tests,
@@ -143,8 +128,6 @@ def _store_proposal(*, proposal, repository: Repository, dataset: Dataset, job: 
             },
             synthesis_job=job,
         )
-        task.metadata["part_specs"] = _part_specs(task, proposal)
-        task.save(update_fields=["metadata"])
     return task
 
 
@@ -326,6 +309,15 @@ _HINTS = (
         "read the job's log for the sandbox's error (bubblewrap, cgroups, a C compiler)",
     ),
     ("no FAIL_TO_PASS", "its tests do not fail without the removed code: another seed"),
+    (
+        "too few FAIL_TO_PASS",
+        "its tests check these functions too little (a verified task needs 3 hidden tests from "
+        "2 test functions): another seed picks other functions",
+    ),
+    (
+        "no interaction test",
+        "no hidden test needs two of the functions together: another seed picks other functions",
+    ),
     ("cluster(s) of coupled", "ask for fewer tasks, or synthesize from a larger repository"),
 )
 
@@ -365,6 +357,10 @@ def _scaled_progress(ctx, index: int, total: int):
 
 def _reason_category(reason: str) -> str:
     for marker, category in (
+        ("cannot be run", "a leave-one-out patch does not apply"),
+        ("too few FAIL_TO_PASS", "too few FAIL_TO_PASS tests"),
+        ("no interaction test", "no interaction test"),
+        ("no spec is verified", "no spec verified"),
         ("does not apply", "patch does not apply"),
         ("reference solution fails", "reference fails tests"),
         ("no FAIL_TO_PASS", "no FAIL_TO_PASS test survived"),
@@ -389,6 +385,7 @@ def synthesis_report(
 ) -> dict[str, Any]:
     """The run's quality report: what was tried, what survived, and how coupled it is."""
     tasks = list(Task.objects.filter(synthesis_job=job).prefetch_related("specs"))
+    quality = quality_report(tasks=Task.objects.filter(synthesis_job=job))
     verified = [t for t in tasks if t.validation.get("verified")]
     roles = Counter(
         TestCase.objects.filter(task__in=tasks).values_list("role", flat=True).iterator()
@@ -400,7 +397,9 @@ def synthesis_report(
     by_reason.update(validation_failures)
     scores = [t.interaction_score for t in verified if t.interaction_score is not None]
     verified_quality = {
-        "with_two_or_more_specs": sum(1 for t in verified if len(t.specs.all()) >= 2),
+        "with_two_or_more_specs": sum(
+            1 for t in verified if sum(s.verified for s in t.specs.all()) >= 2
+        ),
         "with_observed_edge": sum(
             1 for t in verified if t.dependencies.filter(evidence="observed").exists()
         ),
@@ -418,9 +417,14 @@ def synthesis_report(
         "verified_share": round(len(verified) / len(tasks), 4) if tasks else 0.0,
         "rejected_total": sum(by_reason.values()),
         "rejected_by_reason": dict(sorted(by_reason.items())),
-        "mean_specs_per_task": round(statistics.mean(len(t.specs.all()) for t in tasks), 2)
+        # Only verified specs count (a FAIL_TO_PASS test verifies them).
+        "mean_specs_per_task": round(
+            statistics.mean(sum(s.verified for s in t.specs.all()) for t in tasks), 2
+        )
         if tasks
         else 0.0,
+        "unverified_specs": sum(1 for t in tasks for s in t.specs.all() if not s.verified),
+        "quality": quality,
         "dependency_edges": {
             "declared": edges.get("declared", 0),
             "observed": edges.get("observed", 0),
@@ -454,8 +458,23 @@ def format_report(report: dict[str, Any]) -> str:
     ]
     lines += [f"  {count:4d}  {reason}" for reason, count in report["rejected_by_reason"].items()]
     edges = report["dependency_edges"]
+    quality = report.get("quality") or {}
     lines += [
-        f"mean specs per task: {report['mean_specs_per_task']}",
+        f"mean specs per task: {report['mean_specs_per_task']} verified "
+        f"({report.get('unverified_specs', 0)} unverified, not counted)",
+        "quality of the verified tasks: "
+        + ", ".join(
+            f"{key} {quality.get(key)}"
+            for key in (
+                "median_tested_specs_per_task",
+                "median_f2p_tests_per_task",
+                "f2p_linked_share",
+                "median_interaction_score",
+                "tasks_without_interaction_test",
+                "trivial_share",
+                "example_coverage",
+            )
+        ),
         f"dependency edges: {edges['declared']} declared, {edges['observed']} observed",
         f"tests: {report['fail_to_pass']} FAIL_TO_PASS, {report['pass_to_pass']} PASS_TO_PASS, "
         f"{report['flaky']} flaky, {report['invalid']} invalid",

@@ -12,7 +12,7 @@ from django.db.models import Max
 from curation.models import Dataset, Repository, SpecDependency, Specification, Task, TestCase
 from curation.runtime import base_reader
 from workers import gitstore
-from workers.patchparts import PatchParseError, changed_paths
+from workers.patchcore import PatchParseError, changed_paths
 from workers.testpatch import ReadBase, patch_syntax_errors
 
 
@@ -120,8 +120,10 @@ def task_create(
 ) -> Task:
     """Store a task with its specs, tests and declared dependencies, as a draft.
 
-    `specs`: {key, kind, statement, rationale?}; `tests`: {nodeid, intended_role, specs: [keys],
-    code?}; `dependencies`: {from, to, relation?, detail?} between spec keys.
+    `specs`: {key, kind, statement, rationale?, part?, owns_part?}; `tests`: {nodeid,
+    intended_role, specs: [keys], code?}; `dependencies`: {from, to, relation?, detail?}
+    between spec keys. The tests' spec links are what the author claims; validation keeps those
+    its runs bear out (workers.linkage).
     """
     if not title.strip():
         raise TaskInputError("the title is empty")
@@ -177,6 +179,9 @@ def task_create(
         if unknown:
             raise TaskInputError(f"test {nodeid!r} names unknown spec(s) {', '.join(unknown)}")
         test.specs.set([specs_by_key[k] for k in entry.get("specs", [])])
+        for key in entry.get("specs", []):
+            specs_by_key[key].claimed_tests.append(nodeid)
+    Specification.objects.bulk_update(specs_by_key.values(), ["claimed_tests"])
     return task
 
 
@@ -201,6 +206,8 @@ def task_replace_specs(
             statement=entry["statement"],
             rationale=entry.get("rationale", ""),
             order=order,
+            part=str(entry.get("part", ""))[:500],
+            owns_part=bool(entry.get("owns_part", False)),
         )
     for entry in dependencies:
         source, target = entry["from"], entry["to"]

@@ -15,14 +15,16 @@ from django.db import transaction
 from django.db.models import Q
 
 from curation import runtime
-from curation.models import Finding, SpecDependency, Task, TestCase
+from curation.models import Finding, SpecDependency, Specification, Task, TestCase
 from curation.services.audit import task_audit_enqueue
 from workers import gitstore
+from workers.linkage import Linkage, SpecEvidence, TestEvidence, link_specs
 from workers.models import Job
-from workers.patchparts import PatchParseError, PatchPart, split_by_function
+from workers.patchcore import PatchParseError, PatchPart, patched_files, split_by_function
 from workers.sandbox import SandboxError
 from workers.sandbox.types import RunRequest, RunResult
 from workers.services import JobFailed, JobLeaseLost, job_enqueue
+from workers.synthesis.trivial import TrivialCheck, check_trivial
 from workers.validation import ValidationInput, ValidationOutcome, validate_task
 
 VALIDATION_SOURCE = "validation"
@@ -57,36 +59,31 @@ def task_validation_enqueue(*, task: Task, user=None, reruns: int | None = None)
     )
 
 
-def reference_parts_for(task: Task) -> list[dict[str, Any]]:
-    """Parts of the reference (one per changed function) with the spec keys each one serves.
-
-    Synthesis records which specs each restored function serves (`metadata.part_specs`, keyed
-    by part name); otherwise a part is owned by the specs whose statement names its function.
-    """
+def reference_parts_for(task: Task) -> list[PatchPart]:
+    """Parts of the reference, one per changed function, named as synthesis names them
+    (`path::Qualified.name`, workers.patchcore), each with its complement."""
     repository = task.repository
     try:
-        parts = split_by_function(
+        return split_by_function(
             task.reference_patch,
             lambda path: gitstore.read_file(repository.git_dir, task.base_commit, path),
         )
     except PatchParseError:
         return []
-    known = task.metadata.get("part_specs") or {}
-    specs = list(task.specs.all())
-    result = []
-    for part in parts:
-        owners = known.get(part.name)
-        if owners is None:
-            function = part.name.rsplit("::", 1)[-1].rsplit(".", 1)[-1] if "::" in part.name else ""
-            owners = (
-                [s.key for s in specs if re.search(rf"\b{re.escape(function)}\b", s.statement)]
-                if function
-                else []
-            )
-        result.append(
-            {"name": part.name, "patch": part.patch, "complement": part.complement, "specs": owners}
+
+
+def task_trivial_check(*, task: Task, parts: list[str]) -> TrivialCheck | None:
+    """Is the answer visible next to the task (a sibling repeats a body to write)?"""
+    functions = [tuple(p.split("::", 1)) for p in parts if "::" in p]
+    repository = task.repository
+    try:
+        files = patched_files(
+            task.reference_patch,
+            lambda path: gitstore.read_file(repository.git_dir, task.base_commit, path),
         )
-    return result
+    except PatchParseError:
+        return None
+    return check_trivial(files, functions)
 
 
 def _scrub(text: str) -> str:
@@ -166,9 +163,7 @@ def task_validate_now(
         pass_to_pass=tuple(t.nodeid for t in tests if t.intended_role == "PASS_TO_PASS"),
         reruns=int(reruns),
         limits=runtime.sandbox_limits(),
-        reference_parts=tuple(
-            PatchPart(name=p["name"], patch=p["patch"], complement=p["complement"]) for p in parts
-        ),
+        reference_parts=tuple(parts),
     )
     log(
         f"validating {task.instance_id} r{revision}: {len(tests)} tests, {reruns} reruns, "
@@ -182,9 +177,10 @@ def task_validate_now(
         task=task,
         revision=revision,
         outcome=outcome,
-        parts=parts,
+        parts=[p.name for p in parts],
         job=job,
         output_tail=capture.tail,
+        trivial=task_trivial_check(task=task, parts=[p.name for p in parts]),
     )
     return outcome, recorded
 
@@ -273,23 +269,90 @@ def task_validation_abandon(*, task: Task, revision: int, reason: str, job: Job 
     task.save(update_fields=["validation", "validated_revision", "status", "updated_at"])
 
 
-def _observed_edges(
-    task: Task, outcome: ValidationOutcome, parts: list[dict]
-) -> set[tuple[str, str, str]]:
-    owners = {p["name"]: p.get("specs", []) for p in parts}
-    specs_of_test = {
-        t.nodeid: [s.key for s in t.specs.all()] for t in task.tests.prefetch_related("specs")
-    }
-    edges = set()
-    for verdict in outcome.tests.values():
-        if verdict.role != "FAIL_TO_PASS":
+def _link(task: Task, outcome: ValidationOutcome, parts: list[str]) -> Linkage:
+    """Which claimed tests verify which specs, and the observed edges (workers.linkage)."""
+    tests = list(task.tests.prefetch_related("specs"))
+    claims: dict[int, list[str]] = {}
+    for test in tests:
+        for spec in test.specs.all():
+            claims.setdefault(spec.pk, []).append(test.nodeid)
+    specs = [
+        SpecEvidence(
+            key=spec.key,
+            part=spec.part,
+            owns_part=spec.owns_part,
+            # What the author claimed; a task made before claims were kept claims its links.
+            claimed=tuple(spec.claimed_tests or claims.get(spec.pk, [])),
+            kind=spec.kind,
+            named_part="" if spec.part else _named_part(spec.statement, parts),
+        )
+        for spec in task.specs.all()
+    ]
+    evidence = [
+        TestEvidence(nodeid=v.nodeid, role=v.role, needs_parts=tuple(v.needs_parts))
+        for v in outcome.tests.values()
+    ]
+    # Claims are checked against parts only when every part was left out once.
+    complete = len(parts) >= 2 and set(outcome.part_failures) == set(parts)
+    return link_specs(specs=specs, tests=evidence, parts=parts if complete else [])
+
+
+def _named_part(statement: str, parts: list[str]) -> str:
+    """The one part whose function a spec's statement names first (a spec written by a person
+    or a model says which function it is about); "" when it names none."""
+    first: tuple[int, str] | None = None
+    for part in parts:
+        if "::" not in part:
             continue
-        for spec_key in specs_of_test.get(verdict.nodeid, []):
-            for part in verdict.needs_parts:
-                for owner in owners.get(part, []):
-                    if owner != spec_key:
-                        edges.add((spec_key, owner, f"{verdict.nodeid} fails without {part}"))
-    return edges
+        qualname = part.split("::", 1)[1]
+        for name in {qualname, qualname.rsplit(".", 1)[-1]}:
+            found = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", statement)
+            if found and (first is None or found.start() < first[0]):
+                first = (found.start(), part)
+    return first[1] if first else ""
+
+
+def _record_linkage(task: Task, linkage: Linkage) -> dict[tuple[str, str], str]:
+    """Verifiers, verified flags and observed edges; returns the observed edges' details."""
+    tests = {t.nodeid: t for t in task.tests.all()}
+    specs = {s.key: s for s in task.specs.all()}
+    links = TestCase.specs.through
+    links.objects.filter(testcase__task=task).delete()
+    links.objects.bulk_create(
+        links(testcase_id=tests[nodeid].pk, specification_id=spec.pk)
+        for key, spec in specs.items()
+        for nodeid in linkage.verified_by.get(key, [])
+        if nodeid in tests
+    )
+    for key, spec in specs.items():
+        spec.verified = linkage.verified(key)
+        spec.verification_note = linkage.notes.get(key, "")
+    Specification.objects.bulk_update(specs.values(), ["verified", "verification_note"])
+    task.dependencies.filter(evidence=SpecDependency.Evidence.OBSERVED).delete()
+    SpecDependency.objects.bulk_create(
+        SpecDependency(
+            task=task,
+            from_spec=specs[edge.from_key],
+            to_spec=specs[edge.to_key],
+            relation="needs",
+            evidence=SpecDependency.Evidence.OBSERVED,
+            detail=edge.detail,
+        )
+        for edge in linkage.observed
+    )
+    return {(e.from_key, e.to_key): e.detail for e in linkage.observed}
+
+
+def _keep_claims(task: Task) -> None:
+    """Before the first linkage replaces the links, they are the author's claims: keep them."""
+    specs = [s for s in task.specs.prefetch_related("tests") if not s.claimed_tests]
+    for spec in specs:
+        spec.claimed_tests = sorted(t.nodeid for t in spec.tests.all())
+    Specification.objects.bulk_update(specs, ["claimed_tests"])
+
+
+def _key_order(key: str) -> tuple[int, str]:
+    return (int(key[1:]), key) if key[1:].isdigit() else (0, key)
 
 
 @transaction.atomic
@@ -298,9 +361,10 @@ def task_validation_record(
     task: Task,
     revision: int,
     outcome: ValidationOutcome,
-    parts: list[dict],
+    parts: list[str],
     job: Job | None,
     output_tail: str = "",
+    trivial: TrivialCheck | None = None,
 ) -> bool:
     """Write the outcome, replacing the previous validation's results. False when stale."""
     task = Task.objects.select_for_update().get(pk=task.pk)
@@ -322,24 +386,15 @@ def task_validation_record(
         ["role", "runs", "passes_base", "passes_reference", "needs_parts", "last_message"],
     )
 
-    specs = {s.key: s for s in task.specs.all()}
-    task.dependencies.filter(evidence=SpecDependency.Evidence.OBSERVED).delete()
-    observed = _observed_edges(task, outcome, parts)
-    merged: dict[tuple[str, str], list[str]] = {}
-    for source, target, detail in sorted(observed):
-        merged.setdefault((source, target), []).append(detail)
-    SpecDependency.objects.bulk_create(
-        SpecDependency(
-            task=task,
-            from_spec=specs[source],
-            to_spec=specs[target],
-            relation="needs",
-            evidence=SpecDependency.Evidence.OBSERVED,
-            detail="; ".join(details[:3])
-            + (f" (+{len(details) - 3} more)" if len(details) > 3 else ""),
-        )
-        for (source, target), details in merged.items()
-    )
+    _keep_claims(task)
+    linkage = _link(task, outcome, parts)
+    merged = _record_linkage(task, linkage)
+    verified_specs = sum(1 for key in linkage.verified_by if linkage.verified(key))
+    reasons = list(outcome.reasons)
+    verified = outcome.verified
+    if verified and not verified_specs:
+        verified = False
+        reasons.append("no spec is verified by a FAIL_TO_PASS test")
     declared = {
         (d.from_spec.key, d.to_spec.key)
         for d in task.dependencies.filter(evidence="declared").select_related(
@@ -356,10 +411,10 @@ def task_validation_record(
         finding.job = job
         finding.task_revision = revision
     Finding.objects.bulk_create(findings)
-    reasons = [_scrub(r) for r in outcome.reasons]
+    reasons = [_scrub(r) for r in reasons]
 
     task.validation = {
-        "verified": outcome.verified,
+        "verified": verified,
         "reasons": reasons,
         "could_not_run": validation_could_not_run(outcome),
         "revision": revision,
@@ -369,13 +424,18 @@ def task_validation_record(
         "part_failures": outcome.part_failures,
         "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
         "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
+        "specs_verified": verified_specs,
+        "specs_unverified": sorted(linkage.notes, key=_key_order),
         "runs": [{**run.__dict__, "problem": _scrub(run.problem)} for run in outcome.runs],
         "seconds": outcome.seconds,
         "environment_key": outcome.environment_key,
         "job": job.pk if job else None,
     }
     task.interaction_score = outcome.interaction_score
-    if outcome.verified:
+    if trivial is not None:
+        task.trivial = trivial.trivial
+        task.metadata = {**(task.metadata or {}), "trivial": trivial.as_dict()}
+    if verified:
         task.validated_revision = revision
         if task.status in (Task.Status.VALIDATING, Task.Status.DRAFT):
             task.status = Task.Status.NEEDS_REVIEW
@@ -387,6 +447,8 @@ def task_validation_record(
         update_fields=[
             "validation",
             "interaction_score",
+            "trivial",
+            "metadata",
             "validated_revision",
             "status",
             "updated_at",

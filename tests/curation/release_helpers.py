@@ -57,8 +57,9 @@ def reviewed_task(
         reference_patch=REFERENCE_PATCH,
         test_patch=TEST_PATCH,
     )
-    s1 = SpecificationFactory(task=task, key="S1", kind="functional", order=0)
-    s2 = SpecificationFactory(task=task, key="S2", kind="error-handling", order=1)
+    # Validated: a FAIL_TO_PASS test verifies both specs.
+    s1 = SpecificationFactory(task=task, key="S1", kind="functional", order=0, verified=True)
+    s2 = SpecificationFactory(task=task, key="S2", kind="error-handling", order=1, verified=True)
     SpecDependencyFactory(task=task, from_spec=s1, to_spec=s2, relation="constrains")
     f2p = TestCaseFactory(task=task, nodeid=ODD_NODEID, role=TestCase.Role.FAIL_TO_PASS)
     f2p.specs.add(s1, s2)

@@ -69,6 +69,7 @@ def rich_task(
             kind=entry["kind"],
             statement=entry["statement"],
             order=order,
+            verified=validated,  # each has a FAIL_TO_PASS test once validated
         )
     for dep in spec["dependencies"]:
         SpecDependency.objects.create(

@@ -98,6 +98,9 @@ def test_dependencies_and_test_links_are_edited(task, alice):
     task.refresh_from_db()
     assert "+def test_heading_anchors_are_unique():\n+    assert True\n" in task.test_patch
     assert test.code == "def test_heading_anchors_are_unique():\n    assert True"
+    # Linking a test to a spec claims it verifies the spec; validation checks the claim.
+    assert test.nodeid in task.specs.get(key="S1").claimed_tests
+    assert test.nodeid in task.specs.get(key="S2").claimed_tests
 
 
 @pytest.mark.parametrize(

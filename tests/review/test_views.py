@@ -229,6 +229,24 @@ def test_the_task_page_shows_everything_needed_for_the_decision(client, alice, t
     assert 'id="decision-form"' not in html and "data-edit hx-get" not in html
 
 
+def test_the_task_page_shows_which_tests_verify_each_spec_and_the_unverified_ones(
+    client, alice, task
+):
+    spec = task.specs.get(key="S3")
+    spec.verified = False
+    spec.verification_note = "none of its FAIL_TO_PASS tests fails without pkg/m.py::f"
+    spec.save()
+    client.force_login(alice)
+    html = client.get(reverse("review-task", args=[task.pk])).content.decode()
+    assert "2 verified · 1 unverified" in html
+    assert "Unverified, not counted: none of its FAIL_TO_PASS tests fails without pkg/m.py::f" in (
+        html
+    )
+    assert html.count(">unverified</span>") == 1
+    verifier = task.specs.get(key="S1").tests.first()
+    assert f'href="#test-{verifier.pk}"' in html
+
+
 def test_the_task_page_query_count_does_not_grow_with_the_task(
     client, alice, dataset, django_assert_max_num_queries
 ):

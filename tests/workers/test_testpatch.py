@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workers import testpatch
-from workers.patchparts import PatchParseError
+from workers.patchcore import PatchParseError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "marktext_toc"
 TESTS_PATCH = (FIXTURE / "tests.patch").read_text()

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from workers.evaluation import FULL, is_test_path, patch_files
-from workers.patchparts import PatchParseError
+from workers.patchcore import PatchParseError
 
 from .facts import (
     FAIL_TO_PASS,

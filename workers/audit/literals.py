@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from workers.evaluation import is_test_path, lenient_lines
-from workers.patchparts import PatchParseError, parse_patch
+from workers.patchcore import PatchParseError, parse_patch
 
 _STRING = re.compile(r"""(?<![\w'"])[rbuRBU]?(?P<q>['"])(?P<s>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)""")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d+|\d+)(?![\w.])")

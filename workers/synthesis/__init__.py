@@ -14,7 +14,6 @@ from workers.synthesis.proposals import (
     SynthesisOutcome,
     TaskProposal,
 )
-from workers.synthesis.reference_parts import combine_parts, split_reference_parts
 
 __all__ = [
     "DependencyProposal",
@@ -25,7 +24,5 @@ __all__ = [
     "SpecProposal",
     "SynthesisOutcome",
     "TaskProposal",
-    "combine_parts",
-    "split_reference_parts",
     "synthesize_procedural",
 ]

@@ -1,9 +1,12 @@
 """Which project functions call which, resolved statically as far as names allow.
 
 Python is dynamic, so resolution is best effort: bare names and imports resolve exactly,
-`self.x()` resolves through the class and its bases, and `obj.x()` on an unknown object
-resolves by method name only when few methods carry that name. Edges found by name alone are
-marked so that clustering can ask coverage to confirm them.
+`self.x()` resolves through the class and its bases, `obj.x()` resolves exactly when the
+function says what `obj` is (an annotated parameter, `obj = Cls(...)`, a literal, an attribute
+the class assigns), and not at all when that type is not the project's (`sorted(...)`, a list:
+its `.sort()` is never the project's `X.sort`). Only on an object of unknown type does a call
+resolve by method name, when few methods carry that name; such edges are marked inexact, so that
+clustering asks coverage to confirm them and no declared spec edge is ever made of them.
 """
 
 from __future__ import annotations
@@ -66,6 +69,13 @@ class _Resolver:
                 self.methods_by_name[info.name].append(fid)
 
     def resolve(self, caller: FunctionInfo, ref: CallRef) -> list[tuple[str, bool]]:
+        if ref.receiver_type:
+            return self._typed(caller.module, ref.receiver_type, ref.name)
+        if ref.receiver.startswith("self.") and caller.class_name:
+            attribute = ref.receiver[len("self.") :]
+            where, kind = self._attribute_type(caller.module, caller.class_name, attribute)
+            if kind:
+                return self._typed(where, kind, ref.name)
         if ref.receiver == "":
             target = self._resolve_name(caller.module, ref.name)
             return [(t, True) for t in self._callable_targets(target)]
@@ -87,6 +97,30 @@ class _Resolver:
             found = self._method_in_hierarchy(module, qual, ref.name)
             return [(found, True)] if found else []
         return self._by_name(ref.name)
+
+    def _typed(self, module: str, kind: str, name: str) -> list[tuple[str, bool]]:
+        """A method called on an object of a known type: the project's class, or nothing."""
+        if kind.startswith("builtins.") or kind == "None":
+            return []
+        dotted = self._resolve_name(module, kind)
+        if dotted not in self.classes:
+            return []
+        class_module, _, qual = self._split_class(dotted)
+        found = self._method_in_hierarchy(class_module, qual, name)
+        return [(found, True)] if found else []
+
+    def _attribute_type(
+        self, module: str, qual: str, attribute: str, depth: int = 0
+    ) -> tuple[str, str]:
+        """(module whose names the type is written in, type) of `self.attribute`."""
+        kind = self.table.attribute_types.get((module, qual), {}).get(attribute, "")
+        if kind or depth > 5:
+            return module, kind
+        for base_module, base in self._bases(module, qual):
+            found = self._attribute_type(base_module, base, attribute, depth + 1)
+            if found[1]:
+                return found
+        return module, ""
 
     def _resolve_name(self, module: str, name: str, depth: int = 0) -> str:
         """Dotted target of a name used in `module`, following imports and re-exports."""

@@ -21,15 +21,24 @@ class CandidatePolicy:
 
 
 def select_candidates(
-    table: FunctionTable, cmap: CoverageMap, policy: CandidatePolicy | None = None
+    table: FunctionTable,
+    cmap: CoverageMap,
+    policy: CandidatePolicy | None = None,
+    near_copies: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[str], dict[str, str]]:
-    """Candidate function ids (sorted) and, for the others, why they were left out."""
+    """Candidate function ids (sorted) and, for the others, why they were left out.
+
+    `near_copies` are functions whose body another function of their module repeats: with
+    its body removed, the answer would sit right next to it (workers.synthesis.trivial).
+    """
     policy = policy or CandidatePolicy()
     chosen: list[str] = []
     skipped: dict[str, str] = {}
     suite = max(len(cmap.passing), 1)
     for fid in sorted(table.functions):
         reason = _exclusion(table.functions[fid], cmap, policy, suite)
+        if not reason and fid in near_copies:
+            reason = "a sibling repeats its body (the answer would be visible)"
         if reason:
             skipped[fid] = reason
         else:

@@ -70,17 +70,70 @@ class TestSources:
                     names.add(exception.rsplit(".", 1)[-1])
         return names
 
-    def examples_for(self, nodeid: str, function_name: str) -> list[Example]:
+    def attributes_read(self, nodeid: str) -> set[str]:
+        """Attribute names the test reads (`obj.balance`), to tie it to state specs."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            n.attr
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+        }
+
+    def keywords_passed(self, nodeid: str, function_name: str) -> set[str]:
+        """Keyword arguments the test passes in its calls of `function_name`."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            k.arg
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Call) and _call_name(n) == function_name
+            for k in n.keywords
+            if k.arg
+        }
+
+    def strings(self, nodeid: str) -> set[str]:
+        """String constants of the test and of its decorators (parametrised values)."""
+        found = self.function(nodeid)
+        if found is None:
+            return set()
+        return {
+            n.value
+            for n in ast.walk(found[1])
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
+
+    def examples_for(self, nodeid: str, function_name: str | None) -> list[Example]:
+        """The asserts (and `pytest.raises` blocks) of a test that involve `function_name`;
+        with None, every one of them: what a test checks through a public entry point."""
         found = self.function(nodeid)
         if found is None:
             return []
         text, test = found
         examples: list[Example] = []
         parametrize = _parametrize_note(text, test)
+
+        def calls(node: ast.AST) -> bool:
+            return function_name is None or _calls_name(node, function_name)
+
+        def uses(stmt: ast.stmt) -> bool:
+            return function_name is not None and _uses_result_of(test, stmt, function_name)
+
         for stmt in _statements(test.body):
-            if isinstance(stmt, ast.Assert):
-                direct = _calls_name(stmt.test, function_name)
-                if direct or _uses_result_of(test, stmt, function_name):
+            unittest = _unittest_assert(stmt)
+            if unittest == "raises":
+                call = stmt.value
+                target = _dotted(call.args[1]).rsplit(".", 1)[-1] if call.args[1:] else ""
+                if target and (function_name is None or target == function_name):
+                    code = _with_setup(text, test, stmt, _segment(text, stmt))
+                    note = _note(code, parametrize, stmt)
+                    examples.append(Example(nodeid, note, "raises", _dotted(call.args[0])))
+            elif unittest or isinstance(stmt, ast.Assert):
+                checked = stmt.test if isinstance(stmt, ast.Assert) else stmt
+                direct = function_name is not None and calls(checked)
+                if calls(checked) or uses(stmt):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
                     note = _note(code, parametrize, stmt)
                     examples.append(Example(nodeid, note, "assert", direct=direct))
@@ -89,7 +142,7 @@ class TestSources:
                     (e for item in stmt.items if (e := _expected_exception(item.context_expr))),
                     "",
                 )
-                if exception and any(_calls_name(s, function_name) for s in stmt.body):
+                if exception and any(calls(s) for s in stmt.body):
                     code = _with_setup(text, test, stmt, _segment(text, stmt))
                     note = _note(code, parametrize, stmt)
                     examples.append(Example(nodeid, note, "raises", exception))
@@ -122,8 +175,67 @@ def _segment(text: str, node: ast.AST) -> str:
     return "\n".join(dedented)
 
 
+# Special methods run by an operator or a built-in rather than by their name.
+_COMPARE = {
+    "__eq__": ast.Eq,
+    "__ne__": ast.NotEq,
+    "__lt__": ast.Lt,
+    "__le__": ast.LtE,
+    "__gt__": ast.Gt,
+    "__ge__": ast.GtE,
+    "__contains__": (ast.In, ast.NotIn),
+}
+_BINARY = {
+    "__add__": ast.Add,
+    "__sub__": ast.Sub,
+    "__mul__": ast.Mult,
+    "__truediv__": ast.Div,
+    "__floordiv__": ast.FloorDiv,
+    "__mod__": ast.Mod,
+    "__and__": ast.BitAnd,
+    "__or__": ast.BitOr,
+    "__matmul__": ast.MatMult,
+}
+_BUILTINS = {
+    "__hash__": "hash",
+    "__len__": "len",
+    "__str__": "str",
+    "__repr__": "repr",
+    "__bool__": "bool",
+    "__iter__": "list",
+    "__abs__": "abs",
+    "__int__": "int",
+    "__float__": "float",
+}
+
+
+def _runs_special(node: ast.AST, name: str) -> bool:
+    if name in _COMPARE:
+        return isinstance(node, ast.Compare) and any(
+            isinstance(op, _COMPARE[name]) for op in node.ops
+        )
+    if name in _BINARY:
+        return isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, _BINARY[name])
+    if name in _BUILTINS:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == _BUILTINS[name]
+        )
+    if name in ("__getitem__", "__setitem__", "__delitem__"):
+        return isinstance(node, ast.Subscript)
+    return False
+
+
+def calls_name(node: ast.AST, name: str) -> bool:
+    """Whether the code calls `name` (or runs it: a special method by its operator)."""
+    return _calls_name(node, name)
+
+
 def _calls_name(node: ast.AST, name: str) -> bool:
     for child in ast.walk(node):
+        if name.startswith("__") and _runs_special(child, name):
+            return True
         if isinstance(child, ast.Call):
             func = child.func
             if (isinstance(func, ast.Name) and func.id == name) or (
@@ -134,6 +246,31 @@ def _calls_name(node: ast.AST, name: str) -> bool:
         if isinstance(child, ast.Attribute) and child.attr == name and not name.startswith("_"):
             return True
     return False
+
+
+def _unittest_assert(stmt: ast.stmt) -> str:
+    """ "assert" for `self.assertEqual(...)` and kin, "raises" for the call form of
+    `self.assertRaises(E, f, ...)`, "" for anything else."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return ""
+    func = stmt.value.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and func.attr.startswith("assert")
+    ):
+        return ""
+    if func.attr in ("assertRaises", "assertRaisesRegex"):
+        return "raises" if len(stmt.value.args) >= 2 else ""
+    return "assert"
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _assigned_names(stmt: ast.stmt) -> set[str]:
@@ -151,9 +288,9 @@ def _used_names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _uses_result_of(test: ast.AST, stmt: ast.Assert, name: str) -> bool:
+def _uses_result_of(test: ast.AST, stmt: ast.stmt, name: str) -> bool:
     """`result = f(...)` earlier in the test, then `assert result == ...`."""
-    used = _used_names(stmt.test)
+    used = _used_names(stmt.test if isinstance(stmt, ast.Assert) else stmt)
     for earlier in _statements(test.body):
         if earlier is stmt:
             return False

@@ -33,6 +33,9 @@ class CallRef:
 
     name: str
     receiver: str = ""  # "" for a bare name, "self"/"cls", an imported alias, or "?" for others
+    # The receiver's type when the body says it (an annotated parameter, `x = Cls(...)`, a
+    # literal): "Cls" as written, or "builtins.list" and the like for built-in types.
+    receiver_type: str = ""
 
 
 @dataclass
@@ -94,6 +97,9 @@ class FunctionTable:
     modules: dict[str, ModuleInfo]  # by path
     # Class qualname within a module -> names of its bases as written ("Base", "mod.Base").
     class_bases: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # (module, class qualname) -> attribute -> its type as `self.attr = ...` or an annotation
+    # in the class body says (same form as CallRef.receiver_type).
+    attribute_types: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def in_file(self, path: str) -> list[FunctionInfo]:
         return sorted((f for f in self.functions.values() if f.path == path), key=lambda f: f.start)
@@ -103,6 +109,7 @@ def build_function_table(tree: SourceTree, *, include_tests: bool = False) -> Fu
     functions: dict[str, FunctionInfo] = {}
     modules: dict[str, ModuleInfo] = {}
     class_bases: dict[tuple[str, str], list[str]] = {}
+    attribute_types: dict[tuple[str, str], dict[str, str]] = {}
     for path in sorted(tree.files):
         if is_test_path(path) and not include_tests:
             continue
@@ -114,11 +121,16 @@ def build_function_table(tree: SourceTree, *, include_tests: bool = False) -> Fu
         module = ModuleInfo(path=path, name=tree.module_name(path))
         _collect_imports(module_ast, module, is_package=path.endswith("__init__.py"))
         modules[path] = module
-        visitor = _FunctionCollector(path, module.name, text, class_bases)
+        visitor = _FunctionCollector(path, module.name, text, class_bases, attribute_types)
         visitor.visit(module_ast)
         for info in visitor.found:
             functions[info.id] = info
-    return FunctionTable(functions=functions, modules=modules, class_bases=class_bases)
+    return FunctionTable(
+        functions=functions,
+        modules=modules,
+        class_bases=class_bases,
+        attribute_types=attribute_types,
+    )
 
 
 def _collect_imports(module_ast: ast.Module, module: ModuleInfo, *, is_package: bool) -> None:
@@ -146,18 +158,25 @@ def _collect_imports(module_ast: ast.Module, module: ModuleInfo, *, is_package: 
 
 
 class _FunctionCollector(ast.NodeVisitor):
-    def __init__(self, path: str, module: str, text: str, class_bases) -> None:
+    def __init__(self, path: str, module: str, text: str, class_bases, attribute_types) -> None:
         self.path = path
         self.module = module
         self.text = text
         self.lines = text.splitlines()
         self.class_bases = class_bases
+        self.attribute_types = attribute_types
         self.scope: list[tuple[str, str]] = []  # ("class" | "function", name)
         self.found: list[FunctionInfo] = []
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         qual = ".".join([name for _, name in self.scope] + [node.name])
         self.class_bases[(self.module, qual)] = [_dotted(b) for b in node.bases if _dotted(b)]
+        types = self.attribute_types.setdefault((self.module, qual), {})
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                kind = annotation_type(stmt.annotation)
+                if kind:
+                    types.setdefault(stmt.target.id, kind)
         self.scope.append(("class", node.name))
         self.generic_visit(node)
         self.scope.pop()
@@ -185,7 +204,7 @@ class _FunctionCollector(ast.NodeVisitor):
             rest and doc_node is not None and rest[0].lineno == doc_node.end_lineno
         )
         decorators = [ast.get_source_segment(self.text, d) or "" for d in node.decorator_list]
-        return FunctionInfo(
+        info = FunctionInfo(
             path=self.path,
             module=self.module,
             qualname=qualname,
@@ -204,9 +223,31 @@ class _FunctionCollector(ast.NodeVisitor):
             single_line=single_line,
             declaration=_is_declaration(node, rest),
             raises=_raises(rest, self.text),
-            calls=_calls(rest),
+            calls=_calls(rest, local_types(node, rest)),
             params=_params(node),
         )
+        if class_name:
+            self._note_attribute_types(node, rest, class_name)
+        return info
+
+    def _note_attribute_types(self, node, rest: list[ast.stmt], class_name: str) -> None:
+        types = self.attribute_types.setdefault((self.module, class_name), {})
+        known = local_types(node, rest)
+        for stmt in _own_nodes(rest):
+            if not isinstance(stmt, ast.Assign | ast.AnnAssign):
+                continue
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    kind = (
+                        annotation_type(stmt.annotation) if isinstance(stmt, ast.AnnAssign) else ""
+                    ) or value_type(stmt.value, known)
+                    if kind:
+                        types.setdefault(target.attr, kind)
 
     def _signature_end(self, node: ast.AST, first: ast.stmt) -> int:
         """The line of the signature's colon: walk back from the first statement over comments."""
@@ -359,7 +400,97 @@ def _guard(node: ast.AST, parents: dict, text: str) -> tuple[str, tuple[str, ...
     return "", ()
 
 
-def _calls(stmts: list[ast.stmt]) -> list[CallRef]:
+_BUILTIN_TYPES = {
+    "list": "builtins.list",
+    "dict": "builtins.dict",
+    "set": "builtins.set",
+    "frozenset": "builtins.frozenset",
+    "tuple": "builtins.tuple",
+    "str": "builtins.str",
+    "bytes": "builtins.bytes",
+    "int": "builtins.int",
+    "float": "builtins.float",
+    "bool": "builtins.bool",
+    "sorted": "builtins.list",
+    "reversed": "builtins.list",
+    "bytearray": "builtins.bytearray",
+}
+_LITERAL_TYPES = (
+    (ast.List, "builtins.list"),
+    (ast.ListComp, "builtins.list"),
+    (ast.Dict, "builtins.dict"),
+    (ast.DictComp, "builtins.dict"),
+    (ast.Set, "builtins.set"),
+    (ast.SetComp, "builtins.set"),
+    (ast.Tuple, "builtins.tuple"),
+    (ast.JoinedStr, "builtins.str"),
+)
+
+
+def annotation_type(node: ast.AST | None) -> str:
+    """The class an annotation names: `Money`, `mod.Money`, `Optional[Money]`, `"Money"`,
+    `Money | None`; built-in containers as "builtins.list" and the like."""
+    if node is None:
+        return ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return annotation_type(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [annotation_type(node.left), annotation_type(node.right)]
+        named = [side for side in sides if side and side != "None"]
+        return named[0] if len(named) == 1 else ""
+    if isinstance(node, ast.Subscript):
+        outer = _dotted(node.value).rsplit(".", 1)[-1]
+        if outer == "Optional":
+            return annotation_type(node.slice)
+        return _BUILTIN_TYPES.get(outer.lower(), "") if outer else ""
+    name = _dotted(node)
+    if name == "None":
+        return "None"
+    return _BUILTIN_TYPES.get(name, name)
+
+
+def value_type(node: ast.AST | None, known: dict[str, str]) -> str:
+    """The type of an assigned value when it shows: a literal, `Cls(...)`, a typed name."""
+    for kind, name in _LITERAL_TYPES:
+        if isinstance(node, kind):
+            return name
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes | int | float):
+        return f"builtins.{type(node.value).__name__}"
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        return _BUILTIN_TYPES.get(name, name if name[:1].isupper() or "." in name else "")
+    if isinstance(node, ast.Name):
+        return known.get(node.id, "")
+    return ""
+
+
+def local_types(node: ast.FunctionDef | ast.AsyncFunctionDef, rest: list[ast.stmt]) -> dict:
+    """Local name -> type, from annotated parameters and single assignments in the body."""
+    args = node.args
+    types: dict[str, str] = {}
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        kind = annotation_type(arg.annotation)
+        if kind and kind != "None":
+            types[arg.arg] = kind
+    assigned: dict[str, set[str]] = {}
+    for stmt in _own_nodes(rest):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name):
+                assigned.setdefault(target.id, set()).add(value_type(stmt.value, types))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            assigned.setdefault(stmt.target.id, set()).add(annotation_type(stmt.annotation))
+    for name, kinds in assigned.items():
+        if name not in types and len(kinds) == 1 and "" not in kinds:
+            types[name] = next(iter(kinds))
+    return types
+
+
+def _calls(stmts: list[ast.stmt], types: dict[str, str] | None = None) -> list[CallRef]:
+    types = types or {}
     refs: set[CallRef] = set()
     for node in _own_nodes(stmts):
         if not isinstance(node, ast.Call):
@@ -369,7 +500,8 @@ def _calls(stmts: list[ast.stmt]) -> list[CallRef]:
             refs.add(CallRef(func.id))
         elif isinstance(func, ast.Attribute):
             receiver = _dotted(func.value)
+            kind = types.get(receiver, "") if receiver else value_type(func.value, types)
             if isinstance(func.value, ast.Call) and _dotted(func.value.func) == "super":
-                receiver = "super"
-            refs.add(CallRef(func.attr, receiver or "?"))
-    return sorted(refs, key=lambda r: (r.receiver, r.name))
+                receiver, kind = "super", ""
+            refs.add(CallRef(func.attr, receiver or "?", kind))
+    return sorted(refs, key=lambda r: (r.receiver, r.name, r.receiver_type))

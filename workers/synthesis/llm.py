@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.gitstore import GitError, git, list_files, read_file
-from workers.patchparts import PatchParseError, PatchPart, split_by_function
+from workers.patchcore import PatchParseError, PatchPart, split_by_function
 from workers.sandbox.types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
 from workers.synthesis.coverage_map import CoverageMap
 from workers.synthesis.difficulty import estimate_difficulty
@@ -417,6 +417,9 @@ class _Run:
             reruns=self.reruns,
             limits=self.limits,
             reference_parts=tuple(parts) if self.interaction_check and len(parts) >= 2 else (),
+            # Without the leave-one-out runs no interaction test can be found; the task still
+            # meets that gate (or not) when it is validated after it is stored.
+            require_interaction=self.interaction_check,
         )
         self.progress(
             self._percent(record.task, record.round - 1),

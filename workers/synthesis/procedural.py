@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.gitstore import commit_patch
+from workers.patchcore import PatchParseError, split_by_function
 from workers.sandbox.types import (
     EnvironmentSpec,
     Limits,
@@ -25,11 +25,13 @@ from workers.sandbox.types import (
     RunResult,
     Snapshot,
 )
+from workers.synthesis.briefs import borrow_examples, build_briefs
 from workers.synthesis.callgraph import CallGraph, build_call_graph
 from workers.synthesis.candidates import CandidatePolicy, select_candidates
 from workers.synthesis.clusters import Cluster, form_clusters
 from workers.synthesis.coverage_map import CoverageMap, build_coverage_map
 from workers.synthesis.difficulty import estimate_difficulty
+from workers.synthesis.documents import DocExample
 from workers.synthesis.edits import (
     LineEdit,
     apply_edits,
@@ -39,20 +41,23 @@ from workers.synthesis.edits import (
     invert_edits,
     split_lines,
 )
-from workers.synthesis.examples import TestSources
+from workers.synthesis.example_tests import enough_tests, hold_out_example_tests
+from workers.synthesis.examples import Example, TestSources
 from workers.synthesis.functions import FunctionInfo, FunctionTable, build_function_table
 from workers.synthesis.hidden_tests import plan_test_removal, split_nodeid
 from workers.synthesis.proposals import (
     ReferencePart,
     Rejection,
+    SpecProposal,
     SynthesisOutcome,
     TaskProposal,
 )
-from workers.synthesis.reference_parts import parse_patch, split_reference_parts
+from workers.synthesis.reporting import synthesis_report, unusable_outcome
 from workers.synthesis.source import SourceTree, is_test_path, read_snapshot
 from workers.synthesis.specs import build_specs
 from workers.synthesis.statement import problem_statement, task_title
 from workers.synthesis.stubs import removed_body_lines, stub_edits
+from workers.synthesis.trivial import check_trivial, near_copies
 
 Runner = Callable[[RunRequest], RunResult]
 # (parent commit, patch, message) -> new commit id
@@ -111,11 +116,16 @@ def synthesize_procedural(
         report_progress(5, "Running the test suite with coverage")
         baseline = _baseline(runner, snapshot, environment, limits)
     except RepositoryUnusable as unusable:
-        return _unusable(str(unusable), started)
+        return unusable_outcome(str(unusable), started)
 
     cmap = build_coverage_map(table, baseline.coverage or {}, baseline.tests)
     graph = build_call_graph(table)
-    candidates, skipped = select_candidates(table, cmap, settings.candidates)
+    copies = {
+        f"{path}::{name}"
+        for path in {f.path for f in table.functions.values()}
+        for name in near_copies(tree.files[path])
+    }
+    candidates, skipped = select_candidates(table, cmap, settings.candidates, copies)
     clusters = form_clusters(candidates, graph, cmap, table, seed=seed, wanted=count)
     report_progress(25, f"{len(candidates)} candidate functions, {len(clusters)} clusters")
 
@@ -164,7 +174,7 @@ def synthesize_procedural(
                         f"{len(proposals)} of {count} tasks ({cluster.functions[0]})",
                     )
     elapsed = time.monotonic() - started
-    report = _report(
+    report = synthesis_report(
         proposals=proposals,
         rejected=rejected,
         candidates=candidates,
@@ -350,6 +360,19 @@ class _Context:
         ]
         if not fail_to_pass:
             return Rejection(cluster.functions, "no covering test fails without the bodies")
+        held_out = hold_out_example_tests(
+            functions=functions,
+            fail_to_pass=fail_to_pass,
+            tree=self.tree,
+            table=self.table,
+            graph=self.graph,
+            cmap=self.cmap,
+            tests=self.tests,
+        )
+        kept_visible = {case for _, cases, _ in held_out.values() for case in cases}
+        fail_to_pass = [t for t in fail_to_pass if t not in kept_visible]
+        if not enough_tests(fail_to_pass):
+            return Rejection(cluster.functions, "too few FAIL_TO_PASS tests for the gates")
 
         removal = plan_test_removal(self.tree.files, fail_to_pass, self.all_tests)
         pass_to_pass = [t for t in still_passing if t not in removal.removed]
@@ -377,7 +400,7 @@ class _Context:
             cluster=cluster,
             functions=functions,
             originals=originals,
-            reference_edits=reference_edits,
+            stubbed=stubbed,
             base_commit=base_commit,
             reference_patch=reference_patch,
             test_patch=test_patch,
@@ -385,6 +408,7 @@ class _Context:
             pass_to_pass=pass_to_pass,
             hidden=sorted(removal.removed),
             visible_failing=sorted(removal.not_found),
+            held_out=held_out,
             run_seconds=run.wall_seconds,
             started=started,
         )
@@ -440,7 +464,7 @@ class _Context:
         cluster: Cluster,
         functions: list[FunctionInfo],
         originals: dict[str, str],
-        reference_edits: dict[str, list[LineEdit]],
+        stubbed: dict[str, str],
         base_commit: str,
         reference_patch: str,
         test_patch: str,
@@ -448,18 +472,34 @@ class _Context:
         pass_to_pass: list[str],
         hidden: list[str],
         visible_failing: list[str],
+        held_out: dict[str, tuple[str, list[str], Example]],
         run_seconds: float,
         started: float,
     ) -> TaskProposal:
+        briefs = build_briefs(
+            functions=functions,
+            texts=originals,
+            tree=self.tree,
+            table=self.table,
+            graph=self.graph,
+            hidden=set(hidden),
+        )
+        for fid, (test_function, _cases, example) in held_out.items():
+            kept = DocExample(
+                example.code, f"{test_function} (kept visible, not a hidden test)", "visible test"
+            )
+            others = [e for e in briefs[fid].examples if not e.source.startswith(test_function)]
+            briefs[fid].examples = [kept, *others]
+        borrow_examples(briefs, self.table, self.graph, self.tree.docs)
         cluster_specs = build_specs(
             functions=functions,
+            briefs=briefs,
             texts=originals,
             table=self.table,
             graph=self.graph,
             cmap=self.cmap,
             tests=self.tests,
             fail_to_pass=fail_to_pass,
-            pass_to_pass=pass_to_pass,
         )
         removed: list[str] = []
         for path, fns in _group_by_file(functions).items():
@@ -469,17 +509,17 @@ class _Context:
             (self.table.functions[a].qualname, self.table.functions[b].qualname)
             for a in cluster.functions
             for b in sorted(self.graph.callees.get(a, set()) & ids)
+            if self.graph.is_exact(a, b)
         ]
         statement = problem_statement(
             functions=functions,
+            briefs=briefs,
             specs=cluster_specs.specs,
-            examples=cluster_specs.examples,
             relations=relations,
             removed_lines=removed,
         )
-        parts = _reference_parts(
-            reference_patch, functions, reference_edits, cluster_specs.keys_by_function
-        )
+        parts = _reference_parts(reference_patch, stubbed, cluster_specs.specs)
+        trivial = check_trivial(originals, [(f.path, f.qualname) for f in functions])
         difficulty = estimate_difficulty(
             lines_removed=len(removed),
             functions=len(functions),
@@ -498,6 +538,12 @@ class _Context:
             "visible_fail_to_pass": visible_failing,
             "outside_callers": cluster_specs.outside_callers,
             "untested_specs": [s.key for s in cluster_specs.specs if not s.verified_by],
+            "examples": {
+                fid: [f"{e.kind}: {e.source}" for e in brief.examples]
+                for fid, brief in briefs.items()
+            },
+            "trivial": trivial.as_dict(),
+            "example_tests": {fid: test for fid, (test, _, _) in held_out.items()},
             "stub_run_seconds": round(run_seconds, 2),
             "synthesis_seconds": round(time.monotonic() - started, 2),
         }
@@ -537,103 +583,18 @@ def _group_by_file(functions: list[FunctionInfo]) -> dict[str, list[FunctionInfo
 
 
 def _reference_parts(
-    reference_patch: str,
-    functions: list[FunctionInfo],
-    reference_edits: dict[str, list[LineEdit]],
-    keys_by_function: dict[str, list[str]],
+    reference_patch: str, stubbed: dict[str, str], specs: list[SpecProposal]
 ) -> list[ReferencePart]:
-    """Split the reference patch and tie each part to the specs of the function it restores."""
-    # Where each stub sits in the base file: the reference edit that replaces it starts there.
-    stub_line: dict[tuple[str, int], str] = {}
-    for path, fns in _group_by_file(functions).items():
-        for info, edit in zip(
-            fns, sorted(reference_edits[path], key=lambda e: e.start), strict=True
-        ):
-            stub_line[(path, edit.start)] = info.id
-    parts: list[ReferencePart] = []
-    for name, patch in split_reference_parts(reference_patch):
-        owners: list[str] = []
-        for file in parse_patch(patch):
-            for hunk in file.hunks:
-                span = range(hunk.old_start, hunk.old_start + hunk.old_count)
-                owners += [
-                    fid
-                    for (path, line), fid in stub_line.items()
-                    if path == file.path and line in span
-                ]
-        keys = sorted({k for fid in owners for k in keys_by_function.get(fid, [])}, key=_key_order)
-        parts.append(ReferencePart(name=name, patch=patch, spec_keys=keys))
-    return parts
-
-
-def _key_order(key: str) -> int:
-    return int(key[1:]) if key[1:].isascii() and key[1:].isdigit() else 0
-
-
-def _report(
-    *,
-    proposals: list[TaskProposal],
-    rejected: list[Rejection],
-    candidates: list[str],
-    skipped: dict[str, str],
-    clusters: list[Cluster],
-    tried: int,
-    baseline: RunResult,
-    elapsed: float,
-) -> dict:
-    outcomes = Counter(r.outcome.value for r in baseline.tests.values())
-    tasks = len(proposals)
-    return {
-        "status": "ok" if tasks else "no tasks",
-        "reason": "" if tasks else _no_task_reason(candidates, clusters, rejected),
-        "tests_at_snapshot": dict(sorted(outcomes.items())),
-        "collection_errors_at_snapshot": len(baseline.collection_errors),
-        "baseline_seconds": round(baseline.wall_seconds, 2),
-        "functions_skipped": dict(sorted(Counter(skipped.values()).items())),
-        "candidates": len(candidates),
-        "clusters": len(clusters),
-        "clusters_tried": tried,
-        "tasks": tasks,
-        "rejections": dict(sorted(Counter(r.reason for r in rejected).items())),
-        "mean_specs_per_task": round(sum(len(p.specs) for p in proposals) / max(tasks, 1), 2),
-        "declared_edges": sum(len(p.dependencies) for p in proposals),
-        "fail_to_pass": sum(len(p.fail_to_pass) for p in proposals),
-        "pass_to_pass": sum(len(p.pass_to_pass) for p in proposals),
-        "seconds_total": round(elapsed, 2),
-        "seconds_per_task": round(elapsed / tasks, 2) if tasks else None,
-    }
-
-
-def _no_task_reason(
-    candidates: list[str], clusters: list[Cluster], rejected: list[Rejection]
-) -> str:
-    if not candidates:
-        return "no function with a real body is covered by a passing test"
-    if not clusters:
-        return "no two candidate functions are coupled (no calls or shared tests between them)"
-    if rejected:
-        top = Counter(r.reason for r in rejected).most_common(1)[0][0]
-        return f"every cluster was rejected (most often: {top})"
-    return "no cluster was tried"
-
-
-def _unusable(reason: str, started: float) -> SynthesisOutcome:
-    return SynthesisOutcome(
-        proposals=[],
-        rejected=[],
-        report={
-            "status": "unusable",
-            "reason": reason,
-            "candidates": 0,
-            "clusters": 0,
-            "clusters_tried": 0,
-            "tasks": 0,
-            "rejections": {},
-            "mean_specs_per_task": 0,
-            "declared_edges": 0,
-            "fail_to_pass": 0,
-            "pass_to_pass": 0,
-            "seconds_total": round(time.monotonic() - started, 2),
-            "seconds_per_task": None,
-        },
-    )
+    """The reference patch split by function (workers.patchcore), with each part's specs."""
+    try:
+        parts = split_by_function(reference_patch, stubbed.get)
+    except PatchParseError:
+        return []
+    return [
+        ReferencePart(
+            name=part.name,
+            patch=part.patch,
+            spec_keys=[s.key for s in specs if s.part == part.name],
+        )
+        for part in parts
+    ]

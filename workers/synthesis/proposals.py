@@ -27,7 +27,11 @@ class SpecProposal:
     kind: str  # one of SPEC_KINDS
     statement: str
     rationale: str
-    verified_by: list[str] = field(default_factory=list)  # pytest node ids
+    # The tests its author claims verify it (pytest node ids); validation keeps those its runs
+    # bear out (workers.linkage).
+    verified_by: list[str] = field(default_factory=list)
+    part: str = ""  # the reference part its behaviour lives in (workers.patchcore naming)
+    owns_part: bool = False  # it stands for that part: the contract of the part's function
 
 
 @dataclass
@@ -42,7 +46,7 @@ class DependencyProposal:
 class ReferencePart:
     """One restored function of the reference patch, for leave-one-out runs."""
 
-    name: str  # as returned by split_reference_parts, e.g. "src/pkg/mod.py::Account.deposit"
+    name: str  # workers.patchcore's name, e.g. "src/pkg/mod.py::Account.deposit"
     patch: str
     spec_keys: list[str] = field(default_factory=list)
 

@@ -51,6 +51,8 @@ class SourceTree:
 
     files: dict[str, str]
     modes: dict[str, str] = field(default_factory=dict)  # git file mode, "100644" or "100755"
+    # README and docs pages (markdown, reStructuredText, text): what the project documents.
+    docs: dict[str, str] = field(default_factory=dict)
 
     def mode(self, path: str) -> str:
         return self.modes.get(path, "100644")
@@ -74,6 +76,36 @@ class SourceTree:
         return ".".join(names) or stem
 
 
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".markdown")
+_DOC_DIRS = ("docs", "doc")
+_MAX_DOC_BYTES = 300_000
+_MAX_DOCS = 300
+
+
+def read_docs(root: Path) -> dict[str, str]:
+    """The README files at the root and the pages under docs/ (or doc/), as text."""
+    found: list[Path] = [
+        p for p in sorted(root.iterdir()) if p.is_file() and p.name.lower().startswith("readme")
+    ]
+    for folder in _DOC_DIRS:
+        base = root / folder
+        if base.is_dir() and not base.is_symlink():
+            found += sorted(
+                p
+                for p in base.rglob("*")
+                if p.suffix.lower() in _DOC_SUFFIXES and p.is_file() and not p.is_symlink()
+            )
+    docs: dict[str, str] = {}
+    for path in found[:_MAX_DOCS]:
+        if path.is_symlink() or path.stat().st_size > _MAX_DOC_BYTES:
+            continue
+        try:
+            docs[path.relative_to(root).as_posix()] = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return docs
+
+
 def read_tree(root: Path) -> SourceTree:
     files: dict[str, str] = {}
     modes: dict[str, str] = {}
@@ -94,7 +126,7 @@ def read_tree(root: Path) -> SourceTree:
                 continue  # not something we can edit as text safely
             executable = full.stat().st_mode & stat.S_IXUSR
             modes[rel] = "100755" if executable else "100644"
-    return SourceTree(files=files, modes=modes)
+    return SourceTree(files=files, modes=modes, docs=read_docs(root))
 
 
 def read_snapshot(snapshot: Snapshot) -> SourceTree:

@@ -1,97 +1,222 @@
-"""The problem statement: markdown written from the specs, never from the removed code.
+"""The problem statement: markdown written from the briefs and specs, never from the removed code.
 
-It says what to implement and where (module, function, signature), how it behaves (the
-functional, interface and error-handling specs), shows examples taken from the tests, and lists
-the constraints. A last pass drops any line that would quote a removed line of code verbatim.
+For every function to implement it gives the signature, the purpose, the parameters, the return
+value, the errors raised with their messages, the effects on attributes, the command-line
+options and the documentation next to it; then the requirements (specs), examples taken from
+sources other than the hidden tests (doctests, README and docs pages, visible tests, call
+sites), and the constraints. A last pass drops any line that would quote a removed line of
+code verbatim.
 """
 
 from __future__ import annotations
 
-from workers.synthesis.examples import Example
+import re
+
+from workers.synthesis.briefs import FunctionBrief
 from workers.synthesis.functions import FunctionInfo
 from workers.synthesis.proposals import SpecProposal
 
 # Removed lines this short ("return x", "else:") are too common to count as giving code away.
 _MIN_LEAK_CHARS = 12
-_MAX_EXAMPLES = 6
+_EXAMPLES_PER_FUNCTION = 2
+_MAX_EXAMPLES = 10
+
+
+def _title_names(functions: list[FunctionInfo]) -> list[str]:
+    """Names that tell the functions apart: qualified names, then module-qualified ones."""
+    names = [f.qualname for f in functions]
+    repeated = {n for n in names if names.count(n) > 1}
+    shown = [
+        f"{f.module}.{f.qualname}" if f.qualname in repeated else f.qualname for f in functions
+    ]
+    return list(dict.fromkeys(shown))
 
 
 def task_title(functions: list[FunctionInfo]) -> str:
-    names = [f"`{f.qualname}`" for f in functions]
+    names = [f"`{name}`" for name in _title_names(functions)]
     joined = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     modules = sorted({f.module for f in functions})
     where = modules[0] if len(modules) == 1 else f"{len(modules)} modules"
     return f"Implement {joined} in {where}"
 
 
+def tidy_title(title: str) -> str:
+    """A title without repeated names: "`A`, `A` and `B`" becomes "`A` and `B`"."""
+    match = re.match(r"^(.*?)((?:`[^`]+`(?:, | and ))+`[^`]+`)(.*)$", title, flags=re.S)
+    if not match:
+        return title
+    names = list(dict.fromkeys(re.findall(r"`[^`]+`", match.group(2))))
+    joined = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return f"{match.group(1)}{joined}{match.group(3)}"
+
+
 def problem_statement(
     *,
     functions: list[FunctionInfo],
+    briefs: dict[str, FunctionBrief],
     specs: list[SpecProposal],
-    examples: dict[str, list[Example]],
     relations: list[tuple[str, str]],  # (caller qualname, callee qualname) inside the cluster
     removed_lines: list[str],
 ) -> str:
     out: list[str] = [f"# {task_title(functions)}", ""]
-    count = len(functions)
     out.append(
-        f"The {count} functions below have lost their implementations: each body now raises "
-        "`NotImplementedError`. Implement them so that every requirement in this statement "
-        "holds. They are meant to work together"
+        f"The {len(functions)} functions below have lost their implementations: each body now "
+        "raises `NotImplementedError`. Implement them so that every requirement in this "
+        "statement holds. They are meant to work together"
         + (": " + "; ".join(f"`{a}` uses `{b}`" for a, b in relations) + "." if relations else ".")
     )
-    out.append("")
-    out.append("## Functions to implement")
-    out.append("")
+    out += ["", "## Functions to implement", ""]
+    options_shown: set[tuple[str, ...]] = set()
     for info in functions:
-        out.append(f"### `{info.qualname}` in `{info.path}` (module `{info.module}`)")
-        out.append("")
-        out.append("```python")
-        for decorator in info.decorators:
-            out.append(f"@{decorator}")
-        out.append(info.signature + ":")
-        out.append("```")
-        out.append("")
-        if info.docstring:
-            out.append("Its docstring (kept in the code) says:")
-            out.append("")
-            out.extend("> " + line if line.strip() else ">" for line in info.docstring.splitlines())
-        else:
-            out.append("It has no docstring; the requirements and examples below describe it.")
-        out.append("")
-    out.append("## Requirements")
+        out += _function_section(info, briefs[info.id], options_shown)
+    tested = [s for s in specs if s.verified_by]
+    untested = [s for s in specs if not s.verified_by]
+    out += ["## Requirements", ""]
+    out += [_requirement(s) for s in tested]
     out.append("")
-    for spec in specs:
-        tested = "" if spec.verified_by else " *(not covered by the hidden tests)*"
-        out.append(f"- **{spec.key}** ({spec.kind}): {spec.statement}{tested}")
-    out.append("")
-    shown = _examples_to_show(functions, examples, removed_lines)
-    if shown:
-        out.append("## Examples")
+    if untested:
+        out += [
+            "Also stated, *unverified* (no hidden test checks them; they do not count):",
+            "",
+        ]
+        out += [_requirement(s) for s in untested]
         out.append("")
-        out.append("Taken from the tests that will check your work:")
-        out.append("")
-        for info, example in shown:
-            through = f" (through `{example.via}`)" if example.via else ""
-            out.append(f"`{info.qualname}`{through}:")
-            out.append("")
-            out.append("```python")
-            out.extend(example.code.splitlines())
-            out.append("```")
-            out.append("")
-    out.append("## Constraints")
-    out.append("")
+    out += _examples_section(functions, briefs, removed_lines)
+    out += ["## Constraints", ""]
     out.append(
         "- Keep the signatures, decorators and docstrings as they are; write the bodies "
         "(private helpers may be added)."
     )
     out.append("- Do not change the existing tests; hidden tests will be added to check the work.")
-    compatibility = [s for s in specs if s.kind == "compatibility"]
-    for spec in compatibility:
-        out.append(f"- {spec.statement} ({spec.key})")
     out.append("- Use only the standard library and the project's existing dependencies.")
     out.append("")
     return scrub_removed_code("\n".join(out), removed_lines)
+
+
+def _requirement(spec: SpecProposal) -> str:
+    """A list item; a statement's code block is indented to stay inside it."""
+    first, *rest = spec.statement.split("\n")
+    return "\n".join([f"- **{spec.key}** ({spec.kind}): {first}", *(f"  {ln}" for ln in rest)])
+
+
+def _function_section(
+    info: FunctionInfo, brief: FunctionBrief, options_shown: set[tuple[str, ...]]
+) -> list[str]:
+    out = [f"### `{info.qualname}` in `{info.path}` (module `{info.module}`)", "", "```python"]
+    out += [f"@{decorator}" for decorator in info.decorators]
+    out += [info.signature + ":", "```", ""]
+    if info.docstring:
+        out += ["Its docstring (kept in the code) says:", ""]
+        out += ["> " + line if line.strip() else ">" for line in info.docstring.splitlines()]
+        out.append("")
+    else:
+        out += [f"**Purpose** (from {brief.purpose_source}): {brief.purpose}", ""]
+    params = [p for p in brief.params]
+    if params:
+        out.append("**Parameters**:")
+        for param in params:
+            details = [f"`{param.annotation}`"] if param.annotation else []
+            details += [f"default `{param.default}`"] if param.default else ["required"]
+            doc = brief.doc.params.get(param.name, "")
+            out.append(f"- `{param.name}` ({', '.join(details)})" + (f": {doc}" if doc else ""))
+        out.append("")
+    out += [f"**Returns**: {_returns_text(info, brief)}", ""]
+    if brief.raises:
+        out.append("**Raises**:")
+        for raised in brief.raises:
+            when = ""
+            allowed = set(info.params) | {"self", "cls"}
+            if raised.condition and set(raised.condition_names) <= allowed:
+                when = f" when `{raised.condition}`"
+            message = f", message '{raised.message}'" if raised.message else ""
+            out.append(f"- `{raised.exception}`{when}{message}")
+        out.append("")
+    if brief.facts.self_attributes:
+        shown = [
+            f"`self.{a}`"
+            + (f" (from `{brief.facts.from_params[a]}`)" if a in brief.facts.from_params else "")
+            for a in brief.facts.self_attributes[:8]
+        ]
+        out += [f"**Effects**: sets {', '.join(shown)}.", ""]
+    if brief.uses:
+        out += [f"**Uses**: {', '.join(f'`{u}`' for u in brief.uses[:6])}.", ""]
+    options = [o for o in brief.options if o.flags not in options_shown]
+    if options:
+        out.append(f"**Command-line options** defined in `{info.path}`:")
+        for option in options:
+            options_shown.add(option.flags)
+            out.append(f"- {option.describe()}")
+        out.append("")
+    related = [f"- {path}: {text}" for path, text in brief.doc_paragraphs]
+    related += [f"- the docstring of `{name}`: {text}" for name, text in brief.neighbours]
+    if related:
+        out += ["**Related documentation**:", *related, ""]
+    return out
+
+
+def _returns_text(info: FunctionInfo, brief: FunctionBrief) -> str:
+    signature = info.signature
+    annotation = signature.rsplit("->", 1)[1].strip() if "->" in signature else ""
+    if info.name == "__init__":
+        return "nothing (it initialises the object)."
+    if brief.facts.is_generator:
+        text = "a generator that yields its results"
+    elif brief.facts.returns_value:
+        text = f"a `{annotation}`" if annotation and annotation != "None" else "a value"
+    else:
+        text = "`None`"
+    if brief.doc.returns:
+        text += f": {brief.doc.returns}"
+    return text if text.endswith(".") else f"{text}."
+
+
+def _examples_section(
+    functions: list[FunctionInfo], briefs: dict[str, FunctionBrief], removed_lines: list[str]
+) -> list[str]:
+    # An example that runs two of the functions is shown under each: every function's own
+    # section of examples stands on its own.
+    chosen: dict[str, list] = {info.id: [] for info in functions}
+    # A function's own examples first; one that goes through a caller only where none is left.
+    for through in (False, True):
+        for info in functions:
+            if through and chosen[info.id]:
+                continue
+            for example in briefs[info.id].examples:
+                taken = chosen[info.id]
+                if (
+                    len(taken) >= _EXAMPLES_PER_FUNCTION
+                    or ("through `" in example.source) != through
+                ):
+                    continue
+                if example in taken or leaks(example.code, removed_lines):
+                    continue
+                taken.append(example)
+    shown: list[str] = []
+    for info in functions:
+        for example in chosen[info.id][:_EXAMPLES_PER_FUNCTION]:
+            if len(shown) >= 6 * _MAX_EXAMPLES:
+                break
+            shown += [f"`{info.qualname}` ({example.kind}, from {example.source}):", ""]
+            shown += ["```python", *example.code.splitlines(), "```", ""]
+    missing = [info.qualname for info in functions if not chosen[info.id]]
+    if not shown:
+        return []
+    out = [
+        "## Examples",
+        "",
+        "From the repository's docstrings, docs and README, the tests that stay visible, and "
+        "the call sites in its code; the tests that check your work are hidden.",
+        "",
+        *shown,
+    ]
+    if missing:
+        out += [
+            "No example outside the hidden tests was found for "
+            + ", ".join(f"`{name}`" for name in missing)
+            + ".",
+            "",
+        ]
+    return out
 
 
 def scrub_removed_code(text: str, removed_lines: list[str]) -> str:
@@ -104,21 +229,3 @@ def scrub_removed_code(text: str, removed_lines: list[str]) -> str:
 def leaks(text: str, removed_lines: list[str]) -> list[str]:
     needles = {line.strip() for line in removed_lines if len(line.strip()) >= _MIN_LEAK_CHARS}
     return sorted(n for n in needles if n in text)
-
-
-def _examples_to_show(
-    functions: list[FunctionInfo], examples: dict[str, list[Example]], removed_lines: list[str]
-) -> list[tuple[FunctionInfo, Example]]:
-    chosen: list[tuple[FunctionInfo, Example]] = []
-    seen: set[str] = set()
-    # Examples that call the function itself first, then those that reach it through a caller.
-    for through_caller in (False, True):
-        for info in functions:
-            for example in examples.get(info.id, []):
-                if bool(example.via) != through_caller or example.code in seen:
-                    continue
-                if leaks(example.code, removed_lines):
-                    continue
-                seen.add(example.code)
-                chosen.append((info, example))
-    return chosen[:_MAX_EXAMPLES]

@@ -47,6 +47,11 @@ def test_an_llm_run_stores_a_verified_task_with_its_usage(
     assert task.status == "needs_review"
     report = job.result["report"]
     assert report["tasks_produced"] == 1
+    # The model's specs went through the same linkage as every task: what its tests verify.
+    specs = {s.key: s for s in task.specs.all()}
+    assert all(s.verified == s.tests.filter(role="FAIL_TO_PASS").exists() for s in specs.values())
+    assert specs["S1"].verified and not specs["S1"].tests.exclude(role="FAIL_TO_PASS").exists()
+    assert report["quality"]["tasks_without_interaction_test"] == 0
     # The key came from the settings and went out in the Authorization header only.
     assert all(
         {k.lower(): v for k, v in r.headers.items()}.get("authorization")

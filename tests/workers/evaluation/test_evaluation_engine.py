@@ -14,7 +14,7 @@ from workers.evaluation import (
     resolution,
     spec_satisfaction,
 )
-from workers.patchparts import split_by_function
+from workers.patchcore import split_by_function
 
 pytestmark = pytest.mark.slow
 

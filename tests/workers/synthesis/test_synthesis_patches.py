@@ -1,9 +1,9 @@
 """Patches must be what `git apply` accepts: each checked in a real work tree."""
 
-import itertools
 import subprocess
 import textwrap
 
+from workers.patchcore import split_by_function
 from workers.synthesis.edits import (
     LineEdit,
     apply_edits,
@@ -14,7 +14,6 @@ from workers.synthesis.edits import (
     split_lines,
 )
 from workers.synthesis.functions import build_function_table
-from workers.synthesis.reference_parts import combine_parts, split_reference_parts
 from workers.synthesis.source import SourceTree
 from workers.synthesis.stubs import stub_edits
 
@@ -69,31 +68,23 @@ def test_stub_and_reference_patches_apply_with_git(worktree, git_apply):
     assert (root / "pkg/counter.py").read_text() == CLOSE
 
 
-def test_every_subset_of_reference_parts_applies(worktree, git_apply):
+def test_every_part_and_every_complement_applies(worktree, git_apply):
     names = ["Counter.__init__", "Counter.bump", "Counter.reset", "helper"]
     stubbed, reference = stubbed_and_reference(CLOSE, names)
-    parts = split_reference_parts(reference)
-    assert [name for name, _ in parts] == [
-        "pkg/counter.py::__init__",
-        "pkg/counter.py::bump",
-        "pkg/counter.py::reset",
-        "pkg/counter.py::helper",
-    ]
-    # Leave-one-out applies every part but one; check every proper subset.
-    subsets = [c for size in range(1, len(parts)) for c in itertools.combinations(parts, size)]
-    for number, chosen in enumerate(subsets):
-        root = worktree({"pkg/counter.py": stubbed}, name=f"subset-{number}")
-        combined = combine_parts([patch for _, patch in chosen])
-        result = git_apply(root, combined)
-        assert result.returncode == 0, (combined, result.stderr)
-        # Handing the parts over one by one, as separate patches, works too.
-        separate = worktree({"pkg/counter.py": stubbed}, name=f"separate-{number}")
-        for _, patch in chosen:
-            assert git_apply(separate, patch).returncode == 0
-        assert (separate / "pkg/counter.py").read_text() == (root / "pkg/counter.py").read_text()
-    root = worktree({"pkg/counter.py": stubbed}, name="all")
-    assert git_apply(root, combine_parts([p for _, p in parts])).returncode == 0
-    assert (root / "pkg/counter.py").read_text() == CLOSE
+    parts = split_by_function(reference, {"pkg/counter.py": stubbed}.get)
+    # One naming scheme for synthesis and validation: path::Qualified.name.
+    assert [part.name for part in parts] == [f"pkg/counter.py::{n}" for n in names]
+    for number, part in enumerate(parts):
+        alone = worktree({"pkg/counter.py": stubbed}, name=f"alone-{number}")
+        assert git_apply(alone, part.patch).returncode == 0
+        # The complement (all parts but this one) applies at once: a leave-one-out run never
+        # depends on how the other parts shifted lines.
+        without = worktree({"pkg/counter.py": stubbed}, name=f"without-{number}")
+        result = git_apply(without, part.complement)
+        assert result.returncode == 0, (part.complement, result.stderr)
+        # It is the finished code with only the left-out function still stubbed.
+        only_that_one, _ = stubbed_and_reference(CLOSE, [part.name.split("::")[1]])
+        assert (without / "pkg/counter.py").read_text() == only_that_one
 
 
 def test_split_cuts_a_git_made_hunk_that_spans_functions(worktree, git_apply):
@@ -107,12 +98,12 @@ def test_split_cuts_a_git_made_hunk_that_spans_functions(worktree, git_apply):
         ["git", "diff"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert diff.count("@@ -") == 1  # one hunk holds both functions
-    parts = split_reference_parts(diff)
-    assert [name.split("::")[1] for name, _ in parts] == ["bump", "reset"]
-    for name, patch in parts:
-        fresh = worktree({"pkg/counter.py": stubbed}, name=name.split("::")[1])
-        result = git_apply(fresh, patch)
-        assert result.returncode == 0, (patch, result.stderr)
+    parts = split_by_function(diff, {"pkg/counter.py": stubbed}.get)
+    assert [part.name.split("::")[1] for part in parts] == names
+    for part in parts:
+        fresh = worktree({"pkg/counter.py": stubbed}, name=part.name.split("::")[1])
+        result = git_apply(fresh, part.patch)
+        assert result.returncode == 0, (part.patch, result.stderr)
 
 
 def test_file_creation_deletion_and_missing_newline_round_trip(worktree, git_apply):
@@ -138,4 +129,5 @@ def test_file_creation_deletion_and_missing_newline_round_trip(worktree, git_app
 
 def test_reference_part_of_a_created_file_is_the_whole_file():
     patch = creation_patch("pkg/new.py", "X = 1\n") + deletion_patch("pkg/old.py", "Y = 2\n")
-    assert [name for name, _ in split_reference_parts(patch)] == ["pkg/new.py", "pkg/old.py"]
+    parts = split_by_function(patch, {"pkg/old.py": "Y = 2\n"}.get)
+    assert [part.name for part in parts] == ["pkg/new.py", "pkg/old.py"]

@@ -14,7 +14,7 @@ import pytest
 from workers.gitstore import commit_folder, read_file
 from workers.sandbox import get_backend
 from workers.sandbox.types import EnvironmentSpec, Outcome, RunRequest, Snapshot
-from workers.synthesis import combine_parts, synthesize_procedural
+from workers.synthesis import synthesize_procedural
 from workers.synthesis.statement import leaks
 from workers.synthesis.stubs import STUB
 
@@ -75,10 +75,10 @@ def test_fail_to_pass_fails_at_base_and_everything_passes_with_the_reference(syn
             assert before.tests[test].outcome in (Outcome.FAILED, Outcome.ERROR), test
         for test in proposal.pass_to_pass:
             assert before.tests[test].outcome == Outcome.PASSED, test
-        # The parts joined again are the reference: what leave-one-out runs build on.
-        joined = combine_parts([part.patch for part in proposal.reference_parts])
         after = runner(
-            RunRequest(snapshot=base, patches=(proposal.test_patch, joined), tests=tests)
+            RunRequest(
+                snapshot=base, patches=(proposal.test_patch, proposal.reference_patch), tests=tests
+            )
         )
         assert after.patch_failure is None, proposal.title
         failing = [t for t in tests if after.tests[t].outcome != Outcome.PASSED]

@@ -1,4 +1,4 @@
-"""Split a reference patch into the parts a solver must get right, for the interaction check.
+"""Split a patch into the parts a solver must get right, for the interaction check.
 
 A part is everything the patch changes inside one function or method (top-level code outside
 any function is a part per change). For the leave-one-out runs each part also carries its
@@ -40,6 +40,11 @@ class _Region:
     target_line: int
     owner: str = ""
     removed: list[str] = field(default_factory=list)
+
+
+def part_name(path: str, qualname: str) -> str:
+    """The one name of the part that changes function `qualname` of file `path`."""
+    return f"{path}::{qualname}"
 
 
 def parse_patch(patch: str) -> PatchSet:
@@ -155,6 +160,22 @@ def _diff(path: str, before: list[str], after: list[str]) -> str:
     return f"diff --git a/{path} b/{path}\n" + "".join(fixed)
 
 
+def patched_files(patch: str, read_base: Callable[[str], str | None]) -> dict[str, str]:
+    """The text of every file the patch touches, after it (a deleted file is left out)."""
+    files: dict[str, str] = {}
+    for patched_file in parse_patch(patch):
+        if patched_file.is_removed_file:
+            continue
+        base_text = "" if patched_file.is_added_file else read_base(patched_file.path)
+        if base_text is None:
+            raise PatchParseError(f"{patched_file.path} does not exist at the base commit")
+        base_lines = base_text.splitlines(keepends=True)
+        files[patched_file.path] = "".join(
+            _apply(base_lines, _regions_of(patched_file, base_lines))
+        )
+    return files
+
+
 def split_by_function(patch: str, read_base: Callable[[str], str | None]) -> list[PatchPart]:
     """One part per changed function (or per change outside functions), with complements.
 
@@ -186,7 +207,7 @@ def split_by_function(patch: str, read_base: Callable[[str], str | None]) -> lis
                     owner = _owner(target_spans, first, first + len(region.added) - 1)
                 else:
                     owner = _owner(base_spans, region.start + 1, region.end)
-                region.owner = f"{path}::{owner}" if owner else f"{path}@{region.start + 1}"
+                region.owner = part_name(path, owner) if owner else f"{path}@{region.start + 1}"
         files.append((path, base_lines, target_lines, regions))
 
     owners = list(dict.fromkeys(r.owner for _, _, _, regions in files for r in regions))
