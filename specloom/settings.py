@@ -168,6 +168,9 @@ SPECLOOM_RELEASE_ROOT = STORAGE_ROOT / "releases"
 SPECLOOM_SANDBOX_ROOT = env_path("SPECLOOM_SANDBOX_ROOT", Path("/var/tmp/specloom-sandbox"))  # noqa: S108
 SPECLOOM_SANDBOX_BACKEND = env_str("SPECLOOM_SANDBOX_BACKEND", "process")
 SPECLOOM_SANDBOX_PYTHON = env_str("SPECLOOM_SANDBOX_PYTHON", "/usr/bin/python3")
+# Environment images (workers/sandbox/images.py) are named <prefix>:<environment hash>, in
+# SWE-bench records, release manifests and by the docker backend alike.
+SPECLOOM_IMAGE_PREFIX = env_str("SPECLOOM_IMAGE_PREFIX", "specloom-env")
 SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, minimum=1)
 SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
 # Where the process backend makes a cgroup per run (relative to each cgroup hierarchy's root)
