@@ -49,7 +49,7 @@ def test_every_record_is_a_test_spec_and_its_eval_script_grades_reference_and_em
     from swebench.harness.log_parsers import PARSER_REGISTRY
     from swebench.harness.utils import load_swebench_dataset, make_test_spec
 
-    release, tasks = harness_release
+    release, _tasks = harness_release
     instances = load_swebench_dataset(str(release_file_path(release, "swebench")))
     assert len(instances) == 2
     backend = runtime.sandbox_backend()
