@@ -34,6 +34,7 @@ class HarnessEnvironment:
     environment: EnvironmentSpec
     python_version: str
     image_prefix: str
+    git_dir: str = ""
 
     def image_spec(self, commit: str) -> ImageSpec:
         return ImageSpec(
@@ -47,7 +48,18 @@ def harness_environment(repository: Repository) -> HarnessEnvironment:
         environment=spec,
         python_version=python_version_of(spec),
         image_prefix=settings.SPECLOOM_IMAGE_PREFIX,
+        git_dir=str(repository.git_dir),
     )
+
+
+class RecordHarness:
+    """What a record carries for the harness: its environment, and its fields once computed."""
+
+    __slots__ = ("environment", "fields")
+
+    def __init__(self, environment: HarnessEnvironment) -> None:
+        self.environment = environment
+        self.fields: dict[str, str] | None = None
 
 
 def attach_harness(records: Iterable[Any], known: dict[str, HarnessEnvironment | None]) -> None:
@@ -58,17 +70,19 @@ def attach_harness(records: Iterable[Any], known: dict[str, HarnessEnvironment |
     for repository in Repository.objects.filter(name__in=missing):
         known[repository.name] = harness_environment(repository)
     for record in records:
-        record.harness = known.setdefault(record["repo"], None)
+        environment = known.setdefault(record["repo"], None)
+        record.harness = RecordHarness(environment) if environment is not None else None
 
 
 def harness_row(record: Any) -> dict[str, str]:
     """The four harness fields of a record; {} for a record without an environment (a plain
     dict). Computed once and kept on the record: the SWE-bench and Parquet rows share it."""
-    value = getattr(record, "harness", None)
-    if value is None:
+    holder = getattr(record, "harness", None)
+    if holder is None:
         return {}
-    if isinstance(value, dict):
-        return value
+    if holder.fields is not None:
+        return holder.fields
+    value = holder.environment
     try:
         image = value.image_spec(record["base_commit"]).image(value.image_prefix)
     except ImageError:
@@ -84,5 +98,5 @@ def harness_row(record: Any) -> dict[str, str]:
         "log_parser": LOG_PARSER,
         "eval_type": EVAL_TYPE,
     }
-    record.harness = row
+    holder.fields = row
     return row

@@ -13,11 +13,10 @@ import pytest
 
 from curation import runtime
 from curation.exports.harness import HARNESS_KEYS
-from curation.models import Task, TestCase
+from curation.models import Task
 from curation.services.releases import release_file_path
-from tests.curation.release_helpers import cut, review
-from tests.curation.tasks_fixtures import hand_made_task
-from tests.factories import UserFactory
+from tests.curation.release_helpers import cut
+from tests.curation.tasks_fixtures import approved_sample_tasks
 from tests.support.harness_jail import run_like_the_harness, write_log
 from workers.harness import unreadable_ids
 from workers.sandbox.images import ImageSpec, python_version_of
@@ -27,18 +26,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 @pytest.fixture
 def harness_release(repo_storage, sandbox_root, dataset):
-    reviewer = UserFactory(username="rev", roles=["reviewer"])
-    tasks = [
-        hand_made_task("ledger_allocation", dataset=dataset),
-        hand_made_task("marktext_toc", dataset=dataset),
-    ]
-    # Validation would find the fixture's deliberately flaky test flaky; say so directly.
-    TestCase.objects.filter(task__in=tasks, nodeid__endswith="_flaky_on_purpose").update(
-        role=TestCase.Role.FLAKY
-    )
-    for task in tasks:
-        review(task, reviewer, "approve")
-    Task.objects.filter(pk__in=[t.pk for t in tasks]).update(status=Task.Status.APPROVED)
+    tasks = approved_sample_tasks(dataset)
     return cut(dataset), tasks
 
 
