@@ -201,6 +201,20 @@ SPECLOOM_WEBHOOK_BACKOFF_MAX_SECONDS = env_int(
 )
 SPECLOOM_WEBHOOK_TIMEOUT_SECONDS = env_int("SPECLOOM_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
 
+# Grading patches over the API (curation/services/grading.py): per token (or signed-in user),
+# patches accepted per minute and grades queued or running at once; a patch's size and a
+# batch's length; a job grades up to GROUP_SIZE patches of one task, THREADS at a time, on the
+# task's cached environment; failing tests run RERUNS more times (a flip counts as flaky, passed);
+# a long-poll (?wait=) holds a request at most WAIT_MAX_SECONDS.
+SPECLOOM_GRADE_RATE_PER_MINUTE = env_int("SPECLOOM_GRADE_RATE_PER_MINUTE", 600, minimum=1)
+SPECLOOM_GRADE_MAX_PENDING = env_int("SPECLOOM_GRADE_MAX_PENDING", 64, minimum=1)
+SPECLOOM_GRADE_MAX_PATCH_BYTES = env_int("SPECLOOM_GRADE_MAX_PATCH_BYTES", 1024 * 1024, minimum=1)
+SPECLOOM_GRADE_BATCH_MAX = env_int("SPECLOOM_GRADE_BATCH_MAX", 256, minimum=1)
+SPECLOOM_GRADE_GROUP_SIZE = env_int("SPECLOOM_GRADE_GROUP_SIZE", 8, minimum=1)
+SPECLOOM_GRADE_THREADS = env_int("SPECLOOM_GRADE_THREADS", 2, minimum=1)
+SPECLOOM_GRADE_RERUNS = env_int("SPECLOOM_GRADE_RERUNS", 1, minimum=0)
+SPECLOOM_GRADE_WAIT_MAX_SECONDS = env_int("SPECLOOM_GRADE_WAIT_MAX_SECONDS", 60, minimum=0)
+
 LLM_BASE_URL = env_str("SPECLOOM_LLM_BASE_URL", "")
 LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")
 LLM_API_KEY = env_str("SPECLOOM_LLM_API_KEY", "")

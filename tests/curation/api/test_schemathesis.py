@@ -51,6 +51,7 @@ STRICT_RESOURCES = {
     "datasets",
     "evaluations",
     "findings",
+    "grades",
     "jobs",
     "releases",
     "repositories",
@@ -70,7 +71,8 @@ def api_key(bob, alice, dataset):
     review(approved, alice, "approve")
     cut(dataset)
     job_enqueue(kind="echo", user=bob)
-    _, key = api_token_create(user=bob, name="schemathesis", scopes=["read", "write", "release"])
+    scopes = ["read", "write", "release", "grade"]
+    _, key = api_token_create(user=bob, name="schemathesis", scopes=scopes)
     return key
 
 
@@ -100,6 +102,8 @@ schema = _load()
 @pytest.fixture(autouse=True)
 def _in_process_requests(settings, tmp_path):
     settings.SPECLOOM_RELEASE_ROOT = tmp_path / "releases"
+    # Grades queued here never run (no worker): a long-poll would only wait out its time.
+    settings.SPECLOOM_GRADE_WAIT_MAX_SECONDS = 0
     # Requests go straight to the WSGI application on this thread, inside the test's
     # transaction; Django must not close that connection between requests (its own test
     # client disconnects these handlers for the same reason).
