@@ -269,16 +269,27 @@ def grade_group_run(*, job: Job, ctx) -> dict[str, Any]:
     grades = [g for g in grades if g.task_revision == task.revision]
     if not grades:
         return {"message": "the task changed before its grades ran", "failed": len(stale)}
+    snapshot = runtime.snapshot_for(task.repository, task.base_commit)
+    environment = runtime.environment_for(task.repository)
+    try:
+        # Built (or found) once, here, for every patch of the group; the runs then only read it.
+        runtime.sandbox_backend().ensure_environment(snapshot, environment)
+    except (EnvironmentBuildError, SandboxError) as exc:
+        for grade in grades:
+            _fail(grade, f"the task's environment cannot be built: {exc}"[:4000])
+        return {"message": f"the environment cannot be built: {exc}"[:500], "failed": len(grades)}
     base = EvaluationInput(
-        snapshot=runtime.snapshot_for(task.repository, task.base_commit),
-        environment=runtime.environment_for(task.repository),
+        snapshot=snapshot,
+        environment=environment,
         patch="",
         test_patch=task.test_patch,
         limits=runtime.sandbox_limits(),
         rerun_failures=settings.SPECLOOM_GRADE_RERUNS,
+        # The environment is built: the sandbox's own `git apply` finds a patch that does not
+        # apply as fast as a check in a scratch index would.
+        check_first=False,
         **evaluation_plan(task=task),
     )
-    runtime.sandbox_backend()  # made once, here: the threads share it
     counts: dict[str, int] = defaultdict(int)
     threads = max(1, min(settings.SPECLOOM_GRADE_THREADS, len(grades)))
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"grade-{job.pk}") as pool:
