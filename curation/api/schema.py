@@ -34,7 +34,8 @@ _DESCRIPTIONS = {
     "409": "The request conflicts with the resource's state (e.g. a release never changes).",
     "413": "The request body is larger than the upload limit.",
     "415": "The request body's media type is not supported.",
-    "429": "Too many failed token authentications from this address.",
+    "429": "Too many requests: failed token authentications from this address, or a grading "
+    "limit of the token (patches a minute, grades unfinished at once); see Retry-After.",
 }
 _EVERY_OPERATION = ("400", "401", "403", "404", "405", "406", "429")
 _WRITES = ("409", "413", "415")
