@@ -218,3 +218,21 @@ def test_wrong_methods_are_405s(task, grader, method, path):
     response = getattr(grader, method)("/api/v1/" + path.format(task=task.pk))
     assert response.status_code == 405
     error_of(response)
+
+
+def test_the_grade_scope_includes_read(alice):
+    from curation.services.tokens import api_token_create
+
+    token, _key = api_token_create(user=alice, name="grader", scopes=["grade"])
+    assert token.scopes == ["read", "grade"]
+
+
+def test_a_lost_worker_fails_its_unfinished_grades(task, grader):
+    from curation.services.grading import grade_group_abandoned
+
+    body = grader.post(f"/api/v1/tasks/{task.pk}/grade", {"patch": PATCH}, format="json").json()
+    grade_group_abandoned(Job.objects.get(pk=body["job"]))
+    answered = grader.get(f"/api/v1/grades/{body['id']}").json()
+    assert answered["status"] == "failed" and "lost" in answered["error"]
+    again = grader.post(f"/api/v1/tasks/{task.pk}/grade", {"patch": PATCH}, format="json")
+    assert again.status_code == 202 and again.json()["status"] == "queued"

@@ -135,3 +135,24 @@ def test_the_command_prints_what_the_api_answers(ledger_task, tmp_path, bob, cli
     client.force_login(bob)
     answered = client.get(f"/api/v1/grades/{printed['id']}").json()
     assert answered == printed
+
+
+def test_an_environment_that_cannot_be_built_fails_the_grades_and_a_repeat_tries_again(
+    ledger_task,
+):
+    ledger_task.repository.setup_command = "pip install . && exit 3"
+    ledger_task.repository.save(update_fields=["setup_command"])
+    (submitted,) = grades_submit(
+        requests=[GradeRequest(task=ledger_task, patch=ledger_task.reference_patch)],
+        limits=False,
+    )
+    _run_jobs()
+    failed = Grade.objects.get(pk=submitted.grade.pk)
+    assert failed.status == "failed"
+    assert "environment cannot be built" in failed.error
+    (again,) = grades_submit(
+        requests=[GradeRequest(task=ledger_task, patch=ledger_task.reference_patch)],
+        limits=False,
+    )
+    assert again.grade.pk == failed.pk and again.grade.status == "queued"
+    assert again.grade.job_id not in (None, failed.job_id)
