@@ -8,6 +8,7 @@ SPECLOOM_ENV=production turns on the hardening that `manage.py check --deploy` a
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -170,7 +171,12 @@ SPECLOOM_SANDBOX_BACKEND = env_str("SPECLOOM_SANDBOX_BACKEND", "process")
 SPECLOOM_SANDBOX_PYTHON = env_str("SPECLOOM_SANDBOX_PYTHON", "/usr/bin/python3")
 # Environment images (workers/sandbox/images.py) are named <prefix>:<environment hash>, in
 # SWE-bench records, release manifests and by the docker backend alike.
-SPECLOOM_IMAGE_PREFIX = env_str("SPECLOOM_IMAGE_PREFIX", "specloom-env")
+SPECLOOM_IMAGE_PREFIX = env_str("SPECLOOM_IMAGE_PREFIX", "specloom-env").rstrip("/")
+if not re.fullmatch(r"[a-z0-9]+([._/:-][a-z0-9]+)*", SPECLOOM_IMAGE_PREFIX):
+    raise ImproperlyConfigured(
+        "SPECLOOM_IMAGE_PREFIX must be a Docker repository name (lower-case letters, digits and "
+        f". _ - / :), got {SPECLOOM_IMAGE_PREFIX!r}"
+    )
 SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, minimum=1)
 SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
 # Where the process backend makes a cgroup per run (relative to each cgroup hierarchy's root)

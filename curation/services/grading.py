@@ -80,7 +80,7 @@ class Submitted:
 
 
 def patch_digest(patch: str) -> str:
-    return hashlib.sha256(patch.encode("utf-8", errors="surrogateescape")).hexdigest()
+    return hashlib.sha256(patch.encode("utf-8")).hexdigest()
 
 
 def _check(requests: list[GradeRequest]) -> None:
@@ -91,7 +91,7 @@ def _check(requests: list[GradeRequest]) -> None:
             f"at most {settings.SPECLOOM_GRADE_BATCH_MAX} pairs per request, got {len(requests)}"
         )
     for index, request in enumerate(requests):
-        size = len(request.patch.encode("utf-8", errors="surrogateescape"))
+        size = len(request.patch.encode("utf-8", errors="replace"))
         if size > settings.SPECLOOM_GRADE_MAX_PATCH_BYTES:
             raise GradeInputError(
                 f"pair {index}: the patch is {size} bytes; the limit is "
@@ -99,6 +99,13 @@ def _check(requests: list[GradeRequest]) -> None:
             )
         if "\0" in request.patch or "\0" in request.model:
             raise GradeInputError(f"pair {index}: a patch or model name holds a NUL character")
+        try:
+            request.patch.encode("utf-8")
+            request.model.encode("utf-8")
+        except UnicodeEncodeError:
+            raise GradeInputError(
+                f"pair {index}: a patch or model name is not valid Unicode text (a lone surrogate)"
+            ) from None
         if len(request.model) > MODEL_NAME_MAX:
             raise GradeInputError(f"pair {index}: a model name has at most {MODEL_NAME_MAX} chars")
     tasks = {request.task.pk: request.task for request in requests}

@@ -9,6 +9,9 @@ from curation.models import (
     EnvironmentRecipe,
     Evaluation,
     Finding,
+    Grade,
+    GradeSpecResult,
+    GradeSubmission,
     Release,
     SpecResult,
     TaskRevision,
@@ -65,6 +68,9 @@ def one_of_everything(django_user_model):
     EnvironmentRecipe.objects.create(
         repository=task.repository, commit=task.repository.default_commit or "0" * 40
     )
+    grade = Grade.objects.create(task=task, task_revision=1, patch_sha256="0" * 64)
+    GradeSubmission.objects.create(grade=grade, model_name="m", user=reviewer)
+    GradeSpecResult.objects.create(grade=grade, spec=dependency.from_spec, satisfied=True)
 
 
 def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):

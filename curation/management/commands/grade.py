@@ -44,10 +44,12 @@ class Command(BaseCommand):
             patch = (
                 sys.stdin.read()
                 if patch_file == "-"
-                else Path(patch_file).read_text(encoding="utf-8", errors="surrogateescape")
+                else Path(patch_file).read_text(encoding="utf-8")
             )
         except OSError as exc:
             raise CommandError(f"cannot read {patch_file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{patch_file} is not UTF-8 text") from None
         try:
             (submitted,) = grades_submit(
                 requests=[GradeRequest(task=item, patch=patch, model=model)], limits=False

@@ -236,3 +236,13 @@ def test_a_lost_worker_fails_its_unfinished_grades(task, grader):
     assert answered["status"] == "failed" and "lost" in answered["error"]
     again = grader.post(f"/api/v1/tasks/{task.pk}/grade", {"patch": PATCH}, format="json")
     assert again.status_code == 202 and again.json()["status"] == "queued"
+
+
+def test_a_patch_that_is_not_unicode_text_is_a_400(task, grader):
+    response = grader.post(
+        f"/api/v1/tasks/{task.pk}/grade",
+        data='{"patch": "\\ud800"}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    error_of(response)
