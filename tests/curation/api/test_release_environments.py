@@ -88,3 +88,11 @@ def test_an_outsider_cannot_read_environment_files(release, carol, bob, token_cl
     client.force_login(carol)
     assert client.get(url).status_code == 403
     assert token_client(bob, "release").post(url).status_code == 405
+
+
+def test_the_release_page_lists_the_environment_images(release, bob, client):
+    client.force_login(bob)
+    page = client.get(f"/releases/{release.pk}/").content.decode()
+    entry = release.manifest[0]
+    assert entry["image"] in page
+    assert f"/environments/{entry['environment']}/Dockerfile" in page
