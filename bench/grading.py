@@ -119,14 +119,15 @@ def start_workers(scratch: Path, args) -> tuple[list[subprocess.Popen], Path]:
         argv += ["--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat"]
         argv += ["--loglevel", "WARNING"]
         return [
-            subprocess.Popen([*argv, "-n", f"grading{n}@%h"], env=env, cwd=ROOT)
+            # Their banners and logs go to standard error: standard output is the figures'.
+            subprocess.Popen([*argv, "-n", f"grading{n}@%h"], env=env, cwd=ROOT, stdout=sys.stderr)
             for n in range(WORKERS)
         ], stop
     argv = [sys.executable, str(Path(__file__).resolve()), "--worker", str(stop)]
     argv += ["--root", str(args.root)]
     if args.database_url:
         argv += ["--database-url", args.database_url]
-    return [subprocess.Popen(argv, env=env) for _ in range(WORKERS)], stop
+    return [subprocess.Popen(argv, env=env, stdout=sys.stderr) for _ in range(WORKERS)], stop
 
 
 def stop_workers(workers: list[subprocess.Popen], stop: Path) -> None:

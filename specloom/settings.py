@@ -220,6 +220,8 @@ SPECLOOM_GRADE_GROUP_SIZE = env_int("SPECLOOM_GRADE_GROUP_SIZE", 8, minimum=1)
 SPECLOOM_GRADE_THREADS = env_int("SPECLOOM_GRADE_THREADS", 2, minimum=1)
 SPECLOOM_GRADE_RERUNS = env_int("SPECLOOM_GRADE_RERUNS", 1, minimum=0)
 SPECLOOM_GRADE_WAIT_MAX_SECONDS = env_int("SPECLOOM_GRADE_WAIT_MAX_SECONDS", 60, minimum=0)
+# Long-polls one token may hold at once (each holds a web worker); more answer at once.
+SPECLOOM_GRADE_MAX_WAITING = env_int("SPECLOOM_GRADE_MAX_WAITING", 4, minimum=0)
 
 LLM_BASE_URL = env_str("SPECLOOM_LLM_BASE_URL", "")
 LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")

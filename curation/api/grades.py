@@ -138,6 +138,11 @@ def _wait_seconds(request) -> float:
     return float(min(int(raw), settings.SPECLOOM_GRADE_WAIT_MAX_SECONDS))
 
 
+def _hold(request, grade_ids: list[int]) -> None:
+    seconds = _wait_seconds(request)
+    grades_wait(grade_ids=grade_ids, seconds=seconds, user=request.user, token=_token(request))
+
+
 def _token(request) -> ApiToken | None:
     return request.auth if isinstance(request.auth, ApiToken) else None
 
@@ -181,7 +186,7 @@ class TaskGradeView(APIView):
             (submitted,) = _submit(request, [item])
         except GradeConflict as exc:
             return _conflict(exc)
-        grades_wait(grade_ids=[submitted.grade.pk], seconds=_wait_seconds(request))
+        _hold(request, [submitted.grade.pk])
         grade = get_grade_for_user(request.user, submitted.grade.pk)
         code = status.HTTP_200_OK if grade.is_finished else status.HTTP_202_ACCEPTED
         return Response(grade_as_dict(grade), status=code)
@@ -248,7 +253,7 @@ class GradeViewSet(viewsets.ViewSet):
         """One grade; `?wait=S` holds the answer until it is finished."""
         grade = get_grade_for_user(request.user, pk)
         if not grade.is_finished:
-            grades_wait(grade_ids=[grade.pk], seconds=_wait_seconds(request))
+            _hold(request, [grade.pk])
             grade = get_grade_for_user(request.user, pk)
         return Response(grade_as_dict(grade))
 
@@ -272,10 +277,8 @@ class GradeViewSet(viewsets.ViewSet):
         if not parts or not all(p.isascii() and p.isdigit() for p in parts) or len(parts) > MAX_IDS:
             raise ValidationError({"ids": [f"Give 1 to {MAX_IDS} grade ids, comma-separated."]})
         ids = [int(part) for part in parts]
-        seconds = _wait_seconds(request)
         visible = grades_visible(request.user).filter(pk__in=ids)
-        if seconds:
-            grades_wait(grade_ids=list(visible.values_list("pk", flat=True)), seconds=seconds)
+        _hold(request, list(visible.values_list("pk", flat=True)))
         return Response([grade_as_dict(grade) for grade in visible.all()])
 
 

@@ -144,6 +144,10 @@ def environment_variables(spec: EnvironmentSpec) -> list[tuple[str, str]]:
 
 def render_dockerfile(image: ImageSpec) -> str:
     spec = image.environment
+    for requirement in spec.extra_requirements:
+        # A line break would end the RUN instruction and start another.
+        if any(char in requirement for char in "\n\r\0"):
+            raise ImageError(f"package {requirement!r} holds a line break or NUL")
     tools = " ".join(shlex.quote(r) for r in (*TOOL_REQUIREMENTS, *spec.extra_requirements))
     env = " ".join(
         f"{name}={docker_quote(value, what=f'variable {name}')}"

@@ -60,7 +60,11 @@ class Command(BaseCommand):
         if not queue and grade.job_id is not None and not grade.is_finished:
             # A worker may have claimed the job first; then it is followed to its end.
             job_execute(job_id=grade.job_id)
-            grades_wait(grade_ids=[grade.pk], seconds=settings.SPECLOOM_SANDBOX_WALL_SECONDS * 3)
+            grades_wait(
+                grade_ids=[grade.pk],
+                seconds=settings.SPECLOOM_SANDBOX_WALL_SECONDS * 3,
+                limited=False,
+            )
         grade.refresh_from_db()
         self.stdout.write(json.dumps(grade_as_dict(grade), indent=2, ensure_ascii=False))
         if grade.status == grade.Status.FAILED:

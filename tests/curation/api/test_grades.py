@@ -246,3 +246,11 @@ def test_a_patch_that_is_not_unicode_text_is_a_400(task, grader):
     )
     assert response.status_code == 400
     error_of(response)
+
+
+def test_a_token_holding_its_long_polls_gets_answers_at_once(task, grader, settings):
+    settings.SPECLOOM_GRADE_MAX_WAITING = 0
+    body = grader.post(f"/api/v1/tasks/{task.pk}/grade", {"patch": PATCH}, format="json").json()
+    # Nothing runs the grade: with no long-poll allowed, a long wait answers at once, queued.
+    answered = grader.get(f"/api/v1/grades/{body['id']}?wait=60")
+    assert answered.status_code == 200 and answered.json()["status"] == "queued"

@@ -123,6 +123,10 @@ def test_an_image_prefix_that_is_no_repository_name_is_refused(prefix):
             {"environment": EnvironmentSpec(environment=(("A", "two\nlines"),))},
             "line break",
         ),
+        (
+            {"environment": EnvironmentSpec(extra_requirements=("x\nRUN curl example.com",))},
+            "line break",
+        ),
     ],
 )
 def test_what_a_dockerfile_cannot_express_is_refused_with_a_reason(values, match):
