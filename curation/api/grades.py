@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from curation import access
 from curation.api.errors import error_body
 from curation.api.router import router
+from curation.api.schema import ERROR_REF
 from curation.models import ApiToken
 from curation.selectors.grades import get_grade_for_user, grade_as_dict, grades_visible
 from curation.services.grading import (
@@ -123,9 +124,13 @@ WAIT = OpenApiParameter(
     description="seconds to hold the answer until the grades are finished (long-poll)",
 )
 ERRORS = {
-    400: OpenApiResponse(description="bad input"),
-    409: OpenApiResponse(description="the task moved to another revision, or has no tests"),
-    429: OpenApiResponse(description="a rate or concurrency limit of the token"),
+    400: OpenApiResponse(ERROR_REF, description="bad input"),
+    409: OpenApiResponse(
+        ERROR_REF, description="the task moved to another revision, or has no tests to grade"
+    ),
+    429: OpenApiResponse(
+        ERROR_REF, description="a rate or concurrency limit of the token (see Retry-After)"
+    ),
 }
 
 
