@@ -668,4 +668,5 @@ class ApiTokenAdmin(admin.ModelAdmin):
         self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)
 
 
-from curation import admin_recipes  # noqa: E402, F401 - registers its ModelAdmin
+# Modules that register ModelAdmins of their own.
+from curation import admin_grades, admin_recipes  # noqa: E402, F401

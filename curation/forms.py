@@ -16,7 +16,8 @@ class TokenForm(forms.Form):
         choices=ApiToken.Scope.choices,
         widget=forms.CheckboxSelectMultiple,
         initial=[ApiToken.Scope.READ],
-        help_text="write and release include read; release needs the curator role.",
+        help_text="write, release and grade include read; release needs the curator role; "
+        "grade sends patches to be graded (POST /api/v1/grades).",
     )
 
 

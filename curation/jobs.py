@@ -102,3 +102,17 @@ def demo_seed(job, ctx):
     from curation.services.demo import demo_seed_run
 
     return demo_seed_run(job=job, ctx=ctx)
+
+
+def _grades_abandoned(job):
+    from curation.services.grading import grade_group_abandoned
+
+    grade_group_abandoned(job)
+
+
+# Patches of one task graded together, in the jail, on the task's cached environment.
+@job_handler("grade_patches", queue="sandbox", on_abandoned=_grades_abandoned)
+def grade_patches(job, ctx):
+    from curation.services.grading import grade_group_run
+
+    return grade_group_run(job=job, ctx=ctx)

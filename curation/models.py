@@ -777,6 +777,7 @@ class ApiToken(models.Model):
         READ = "read"
         WRITE = "write"
         RELEASE = "release"
+        GRADE = "grade"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -798,4 +799,5 @@ class ApiToken(models.Model):
 
 
 # Models kept in modules of their own, registered with the app through this module.
+from curation.grade_models import Grade, GradeSpecResult, GradeSubmission  # noqa: E402, F401
 from curation.recipe_models import EnvironmentRecipe  # noqa: E402, F401

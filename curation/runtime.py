@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -56,9 +58,11 @@ def environment_for(repository: Repository) -> EnvironmentSpec:
     if row is not None and (
         row.status == EnvironmentRecipe.Status.OK or row.source == EnvironmentRecipe.Source.CURATOR
     ):
-        return Recipe.from_dict(row.recipe).environment_spec(
-            python=settings.SPECLOOM_SANDBOX_PYTHON
-        )
+        recipe = Recipe.from_dict(row.recipe)
+        spec = recipe.environment_spec(python=settings.SPECLOOM_SANDBOX_PYTHON)
+        # The recipe's Python names the base image of the environment's Docker image.
+        version = re.match(r"^\s*(\d+\.\d+)", recipe.python or "")
+        return dataclasses.replace(spec, image_python=version.group(1) if version else "")
     return EnvironmentSpec(
         setup_command=repository.setup_command,
         extra_requirements=tuple(repository.environment.get("requirements", [])),

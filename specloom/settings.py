@@ -8,6 +8,7 @@ SPECLOOM_ENV=production turns on the hardening that `manage.py check --deploy` a
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -172,6 +173,14 @@ SPECLOOM_RELEASE_ROOT = STORAGE_ROOT / "releases"
 SPECLOOM_SANDBOX_ROOT = env_path("SPECLOOM_SANDBOX_ROOT", Path("/var/tmp/specloom-sandbox"))  # noqa: S108
 SPECLOOM_SANDBOX_BACKEND = env_str("SPECLOOM_SANDBOX_BACKEND", "process")
 SPECLOOM_SANDBOX_PYTHON = env_str("SPECLOOM_SANDBOX_PYTHON", "/usr/bin/python3")
+# Environment images (workers/sandbox/images.py) are named <prefix>:<environment hash>, in
+# SWE-bench records, release manifests and by the docker backend alike.
+SPECLOOM_IMAGE_PREFIX = env_str("SPECLOOM_IMAGE_PREFIX", "specloom-env").rstrip("/")
+if not re.fullmatch(r"[a-z0-9]+([._/:-][a-z0-9]+)*", SPECLOOM_IMAGE_PREFIX):
+    raise ImproperlyConfigured(
+        "SPECLOOM_IMAGE_PREFIX must be a Docker repository name (lower-case letters, digits and "
+        f". _ - / :), got {SPECLOOM_IMAGE_PREFIX!r}"
+    )
 SPECLOOM_SANDBOX_WALL_SECONDS = env_int("SPECLOOM_SANDBOX_WALL_SECONDS", 600, minimum=1)
 SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum=64)
 # Where the process backend makes a cgroup per run (relative to each cgroup hierarchy's root)
@@ -206,6 +215,22 @@ SPECLOOM_WEBHOOK_BACKOFF_MAX_SECONDS = env_int(
     "SPECLOOM_WEBHOOK_BACKOFF_MAX_SECONDS", 60, minimum=0
 )
 SPECLOOM_WEBHOOK_TIMEOUT_SECONDS = env_int("SPECLOOM_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
+
+# Grading patches over the API (curation/services/grading.py): per token (or signed-in user),
+# patches accepted per minute and grades queued or running at once; a patch's size and a
+# batch's length; a job grades up to GROUP_SIZE patches of one task, THREADS at a time, on the
+# task's cached environment; failing tests run RERUNS more times (a flip counts as flaky, passed);
+# a long-poll (?wait=) holds a request at most WAIT_MAX_SECONDS.
+SPECLOOM_GRADE_RATE_PER_MINUTE = env_int("SPECLOOM_GRADE_RATE_PER_MINUTE", 600, minimum=1)
+SPECLOOM_GRADE_MAX_PENDING = env_int("SPECLOOM_GRADE_MAX_PENDING", 64, minimum=1)
+SPECLOOM_GRADE_MAX_PATCH_BYTES = env_int("SPECLOOM_GRADE_MAX_PATCH_BYTES", 1024 * 1024, minimum=1)
+SPECLOOM_GRADE_BATCH_MAX = env_int("SPECLOOM_GRADE_BATCH_MAX", 256, minimum=1)
+SPECLOOM_GRADE_GROUP_SIZE = env_int("SPECLOOM_GRADE_GROUP_SIZE", 8, minimum=1)
+SPECLOOM_GRADE_THREADS = env_int("SPECLOOM_GRADE_THREADS", 2, minimum=1)
+SPECLOOM_GRADE_RERUNS = env_int("SPECLOOM_GRADE_RERUNS", 1, minimum=0)
+SPECLOOM_GRADE_WAIT_MAX_SECONDS = env_int("SPECLOOM_GRADE_WAIT_MAX_SECONDS", 60, minimum=0)
+# Long-polls one token may hold at once (each holds a web worker); more answer at once.
+SPECLOOM_GRADE_MAX_WAITING = env_int("SPECLOOM_GRADE_MAX_WAITING", 4, minimum=0)
 
 LLM_BASE_URL = env_str("SPECLOOM_LLM_BASE_URL", "")
 LLM_MODEL = env_str("SPECLOOM_LLM_MODEL", "")

@@ -18,6 +18,8 @@ def sandbox_backend() -> Backend:
             "cgroup_parent": settings.SPECLOOM_CGROUP_PARENT,
             "jail_user": settings.SPECLOOM_JAIL_USER,
         }
+    elif settings.SPECLOOM_SANDBOX_BACKEND == "docker":
+        options = {"image_prefix": settings.SPECLOOM_IMAGE_PREFIX}
     return get_backend(
         settings.SPECLOOM_SANDBOX_BACKEND, root=settings.SPECLOOM_SANDBOX_ROOT, **options
     )

@@ -37,8 +37,10 @@ from curation.services.releases import (
     ReleaseInputError,
     release_cut,
     release_delete,
+    release_environment_file,
     release_file_path,
 )
+from workers.sandbox.images import CONTEXT_FILES
 
 RELEASE_SCOPE = "release"
 _NOT_READY = OpenApiResponse(
@@ -95,6 +97,10 @@ class ManifestEntrySerializer(serializers.Serializer):
     task_id = serializers.IntegerField()
     revision = serializers.IntegerField()
     content_sha256 = serializers.CharField()
+    environment = serializers.CharField(
+        required=False, help_text="hash of its environment image: environments/<hash>/"
+    )
+    image = serializers.CharField(required=False, help_text="<prefix>:<hash>")
 
 
 class ReleaseDetailSerializer(ReleaseSerializer):
@@ -318,7 +324,8 @@ class ReleaseViewSet(
 
     def perform_content_negotiation(self, request, force=False):
         # A file download answers with the file's own type whatever the client accepts.
-        return super().perform_content_negotiation(request, force=force or self.action == "export")
+        files = ("export", "environment_file")
+        return super().perform_content_negotiation(request, force=force or self.action in files)
 
     @extend_schema(
         parameters=[
@@ -335,6 +342,39 @@ class ReleaseViewSet(
         new = self._ready(self.get_object())
         old = self._ready(get_release_for_user(request.user, against))
         return Response(release_diff(old=old, new=new))
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("environment", str, OpenApiParameter.PATH, pattern="^[0-9a-f]{32}$"),
+            OpenApiParameter("name", str, OpenApiParameter.PATH, enum=list(CONTEXT_FILES)),
+        ],
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="A file of the image's build context."
+            )
+        },
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        pagination_class=None,
+        url_path=r"environments/(?P<environment>[^/]+)/(?P<name>[^/]+)",
+    )
+    def environment_file(self, request, pk=None, environment=None, name=None):
+        """A file of an environment image's build context, as the release ships it under
+        `environments/<hash>/` (`docker build` takes the folder as it is)."""
+        release = self._ready(self.get_object())
+        try:
+            path, meta = release_environment_file(release, environment, name)
+        except KeyError:
+            raise NotFound("No such environment file in this release.") from None
+        return stored_file_response(
+            request,
+            path,
+            sha256=meta["sha256"],
+            media_type="application/octet-stream",
+            filename=name,
+        )
 
     def _ready(self, release: Release) -> Release:
         if release.status != Release.Status.READY:

@@ -3,6 +3,7 @@
 from curation.api import (  # noqa: F401
     datasets,
     evaluations,
+    grades,
     jobs,
     releases,
     repositories,

@@ -39,8 +39,9 @@ _DESCRIPTIONS = {
         "for the request line); that server answers, in its own format."
     ),
     "429": (
-        "Too many failed token authentications from this address or for this token prefix; "
-        "only invalid tokens are refused, a valid one always works."
+        "Too many requests: failed token authentications from this address or for this token "
+        "prefix (only invalid tokens are refused, a valid one always works), or a grading limit "
+        "of the token (patches a minute, grades unfinished at once); see Retry-After."
     ),
 }
 _EVERY_OPERATION = ("400", "401", "403", "404", "405", "406", "429")

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 # Resource modules register their viewsets on the router when imported; list them here.
 from curation.api import resources, trajectories  # noqa: F401
 from curation.api.errors import api_not_found
+from curation.api.grades import TaskGradeView
 from curation.api.recipes import RepositoryRecipePrepareView, RepositoryRecipeView
 from curation.api.router import router
 
@@ -16,6 +17,7 @@ urlpatterns = [
         RepositoryRecipePrepareView.as_view(),
         name="recipe-prepare",
     ),
+    path("api/v1/tasks/<int:pk>/grade", TaskGradeView.as_view(), name="task-grade"),
     path("api/v1/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

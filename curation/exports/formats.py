@@ -2,8 +2,9 @@
 
 - `specloom`: JSONL, one full record per task (specs, dependency graph, tests with roles,
   patches; trajectories with their evaluations when asked for).
-- `swebench`: JSONL with exactly the keys of a SWE-bench instance; FAIL_TO_PASS and
-  PASS_TO_PASS are JSON-encoded strings, as in the published datasets.
+- `swebench`: JSONL with the keys of a SWE-bench instance (FAIL_TO_PASS and PASS_TO_PASS are
+  JSON-encoded strings, as in the published datasets), plus what swebench 5's harness runs:
+  `image`, `eval_script`, `log_parser`, `eval_type` (exports/harness.py).
 - `parquet`: the SWE-bench columns plus Specloom's nested specs, dependencies and tests, so the
   file loads with `datasets` and with `swebench`'s loader alike.
 
@@ -27,6 +28,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.exports.harness import HARNESS_KEYS, harness_row
 from curation.exports.records import ENVIRONMENT_KEYS
 
 SPECLOOM = "specloom"
@@ -80,6 +82,8 @@ def swebench_row(record: dict[str, Any]) -> dict[str, str]:
         "FAIL_TO_PASS": orjson.dumps(record["FAIL_TO_PASS"]).decode(),
         "PASS_TO_PASS": orjson.dumps(record["PASS_TO_PASS"]).decode(),
         "environment_setup_commit": record["environment_setup_commit"],
+        # image, eval_script, log_parser, eval_type: what swebench 5's harness runs.
+        **harness_row(record),
     }
 
 
@@ -142,6 +146,7 @@ _STRING_FIELDS = (
     "FAIL_TO_PASS",
     "PASS_TO_PASS",
     "environment_setup_commit",
+    *HARNESS_KEYS,
 )
 PARQUET_SCHEMA = pa.schema(
     [

@@ -24,6 +24,7 @@ from django.db import connections
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
+from curation.exports.harness import attach_harness
 from curation.models import (
     Evaluation,
     Repository,
@@ -216,7 +217,8 @@ class TaskRecord(dict):
     """A record that also holds its content as canonical JSON (sorted keys), already encoded
     for its digest, so that writing it out does not encode it a second time. Read-only."""
 
-    __slots__ = ("content_json",)
+    # `harness`: the repository's environment for the SWE-bench harness fields (exports/harness).
+    __slots__ = ("content_json", "harness")
 
 
 def _number(value):
@@ -457,6 +459,7 @@ def task_records(
         .iterator(chunk_size=options.batch_size)
     )
     environments: dict[int, dict[str, str]] = {}
+    harness_environments: dict = {}
     for batch in _batched(rows, options.batch_size):
         task_ids = [row["id"] for row in batch]
         _environments({row["repository_id"] for row in batch}, environments)
@@ -477,6 +480,7 @@ def task_records(
                 )
                 for row in batch
             ]
+        attach_harness(records, harness_environments)
         for record in records:
             if trajectories is not None:
                 record["trajectories"] = trajectories.get(record["task_id"], [])

@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 from curation.models import (
     Dataset,
     Evaluation,
+    GradeSpecResult,
     Release,
     Specification,
     SpecResult,
@@ -89,6 +90,25 @@ def spec_matrix(*, task: Task) -> SpecMatrix:
     return SpecMatrix(models=models, specs=list(task.specs.order_by("order", "id")), cells=cells)
 
 
+def _grade_results(
+    *,
+    task: Task | None = None,
+    dataset: Dataset | None = None,
+    dataset_ids: list[int] | None = None,
+    release: Release | None = None,
+) -> QuerySet:
+    results = GradeSpecResult.objects.filter(grade__submissions__isnull=False)
+    if task is not None:
+        results = results.filter(spec__task=task)
+    if dataset is not None:
+        results = results.filter(spec__task__dataset=dataset)
+    if dataset_ids is not None:
+        results = results.filter(spec__task__dataset_id__in=dataset_ids)
+    if release is not None:
+        results = results.filter(spec__task__release_entries__release=release)
+    return results
+
+
 def pass_rates_by_kind(
     *,
     task: Task | None = None,
@@ -97,22 +117,35 @@ def pass_rates_by_kind(
     release: Release | None = None,
 ) -> list[dict]:
     """Per model and spec kind: satisfied / total spec results, over a task, a dataset, a set of
-    datasets or the tasks of a release (the filters given all apply)."""
-    rows = (
-        _results(task=task, dataset=dataset, dataset_ids=dataset_ids, release=release)
+    datasets or the tasks of a release (the filters given all apply). Evaluated trajectories and
+    grades both count: a grade counts once for every model that asked for it."""
+    filters = {"task": task, "dataset": dataset, "dataset_ids": dataset_ids, "release": release}
+    rows = list(
+        _results(**filters)
         .values("evaluation__trajectory__model_name", "spec__kind")
         .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
-        .order_by("evaluation__trajectory__model_name", "spec__kind")
+        .values_list("evaluation__trajectory__model_name", "spec__kind", "satisfied", "total")
     )
+    rows += list(
+        _grade_results(**filters)
+        .values("grade__submissions__model_name", "spec__kind")
+        .annotate(total=Count("id"), satisfied=Count("id", filter=Q(satisfied=True)))
+        .values_list("grade__submissions__model_name", "spec__kind", "satisfied", "total")
+    )
+    merged: dict[tuple[str, str], list[int]] = {}
+    for model, kind, satisfied, total in rows:
+        counts = merged.setdefault((model, kind), [0, 0])
+        counts[0] += satisfied
+        counts[1] += total
     return [
         {
-            "model": row["evaluation__trajectory__model_name"],
-            "kind": row["spec__kind"],
-            "satisfied": row["satisfied"],
-            "total": row["total"],
-            "rate": round(row["satisfied"] / row["total"], 4) if row["total"] else None,
+            "model": model,
+            "kind": kind,
+            "satisfied": satisfied,
+            "total": total,
+            "rate": round(satisfied / total, 4) if total else None,
         }
-        for row in rows
+        for (model, kind), (satisfied, total) in sorted(merged.items())
     ]
 
 

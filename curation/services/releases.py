@@ -26,6 +26,7 @@ from curation.exports.formats import MEDIA_TYPES, ExportWriter
 from curation.exports.records import ExportCounts, ExportOptions, canonical_json, task_records
 from curation.models import Dataset, Release, ReleaseImmutable, ReleaseTask, Task
 from curation.selectors.releases import RecordStats, release_datasheet
+from curation.services.release_environments import ReleaseEnvironments
 from curation.services.webhooks import webhook_release_cut
 from workers.models import Job
 from workers.services import job_enqueue
@@ -63,6 +64,13 @@ def release_file_path(release: Release, fmt: str) -> Path:
     if not meta:
         raise KeyError(fmt)
     return settings.SPECLOOM_RELEASE_ROOT / meta["path"]
+
+
+def release_environment_file(release: Release, environment: str, name: str) -> tuple[Path, dict]:
+    """(path, {sha256, bytes}) of a file of one of the release's environment images; KeyError
+    when the release ships no such file."""
+    meta = release.datasheet.get("environments", {})[environment]["files"][name]
+    return settings.SPECLOOM_RELEASE_ROOT / meta["path"], meta
 
 
 def next_version(dataset: Dataset) -> str:
@@ -198,13 +206,14 @@ def release_build_run(*, job: Job, ctx) -> dict[str, Any]:
 
 def _write_files(
     release: Release, scratch: Path, options: ExportOptions, ctx
-) -> tuple[list[dict], dict[str, dict], RecordStats, ExportCounts]:
+) -> tuple[list[dict], dict[str, dict], RecordStats, ExportCounts, dict]:
     tasks = releasable_tasks(release.dataset)
     total = tasks.count()
     stem = f"{release.dataset.name}-{release.version}"
     writer = ExportWriter(scratch, stem)
     stats, counts = RecordStats(), ExportCounts()
     manifest: list[dict[str, Any]] = []
+    environments = ReleaseEnvironments()
     try:
         for record in task_records(tasks, options=options, counts=counts):
             writer.add(record)
@@ -215,6 +224,8 @@ def _write_files(
                     "task_id": record["task_id"],
                     "revision": record["revision"],
                     "content_sha256": record["content_sha256"],
+                    # Its environment image (environments/<hash>/ in the release).
+                    **environments.add(record),
                 }
             )
             if ctx is not None and len(manifest) % _PROGRESS_EVERY == 0:
@@ -235,15 +246,18 @@ def _write_files(
         }
         for item in written
     }
-    return manifest, files, stats, counts
+    environment_sheet = environments.write(scratch, root_path=str(final.relative_to(root)))
+    return manifest, files, stats, counts, environment_sheet
 
 
 def _publish_folder(scratch: Path, final: Path) -> None:
     """Move the built files into place, read-only (nothing should ever write them again)."""
     if final.exists():
         shutil.rmtree(final)  # left by an earlier attempt of this same, still unfinished, release
-    for path in scratch.iterdir():
-        path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    for path in sorted(scratch.rglob("*"), reverse=True):
+        readable = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        searchable = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        path.chmod(readable | searchable if path.is_dir() else readable)
     scratch.rename(final)
 
 
@@ -255,10 +269,14 @@ def release_build(*, release: Release, options: ExportOptions, ctx=None) -> Rele
         scratch = final.parent / f".{release.version}.building-{uuid.uuid4().hex}"
         scratch.mkdir()
         try:
-            manifest, files, stats, counts = _write_files(release, scratch, options, ctx)
+            manifest, files, stats, counts, environments = _write_files(
+                release, scratch, options, ctx
+            )
             if ctx is not None:
                 ctx.progress(92, "recording the manifest")
-            if _freeze(release, manifest, files, stats, counts, options, scratch, final):
+            if _freeze(
+                release, manifest, files, stats, counts, options, scratch, final, environments
+            ):
                 break
         finally:
             if scratch.exists():
@@ -282,6 +300,7 @@ def _freeze(
     options: ExportOptions,
     scratch: Path,
     final: Path,
+    environments: dict | None = None,
 ) -> bool:
     """Record the entries and mark the release ready; False (nothing kept) when stale."""
     locked = Release.objects.select_for_update().filter(pk=release.pk).first()
@@ -320,6 +339,8 @@ def _freeze(
     datasheet["files"] = {
         fmt: {"sha256": m["sha256"], "bytes": m["bytes"]} for fmt, m in files.items()
     }
+    # environments/<hash>/: the image, its task count and its files with their SHA-256.
+    datasheet["environments"] = environments or {}
     _publish_folder(scratch, final)
     Release.objects.filter(pk=release.pk, status=Release.Status.BUILDING).update(
         status=Release.Status.READY,

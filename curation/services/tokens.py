@@ -20,7 +20,12 @@ TOKEN_PREFIX = "sl_"
 SCOPES = tuple(ApiToken.Scope.values)
 # Tokens that may write or cut releases may also read what they write: a write-only token
 # would make a pipeline that pushes trajectories unable to check what it pushed.
-_IMPLIES = {ApiToken.Scope.WRITE: ApiToken.Scope.READ, ApiToken.Scope.RELEASE: ApiToken.Scope.READ}
+_IMPLIES = {
+    ApiToken.Scope.WRITE: ApiToken.Scope.READ,
+    ApiToken.Scope.RELEASE: ApiToken.Scope.READ,
+    # A pipeline that grades patches reads the tasks it grades.
+    ApiToken.Scope.GRADE: ApiToken.Scope.READ,
+}
 MAX_TOKENS_PER_USER = 50
 
 

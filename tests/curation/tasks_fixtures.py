@@ -43,3 +43,35 @@ def hand_made_task(fixture: str, *, dataset: Dataset, test_patch: str | None = N
         dependencies=spec["dependencies"],
         metadata=spec.get("metadata", {}),
     )
+
+
+def approved_sample_tasks(dataset: Dataset) -> list[Task]:
+    """Both hand-made tasks, approved by a reviewer, their deliberately flaky test marked flaky
+    (as validation would find it), ready to be released."""
+    from django.apps import apps
+
+    from curation.models import TestCase
+    from tests.factories import UserFactory
+
+    reviewer = UserFactory(roles=["reviewer"])
+    tasks = [
+        hand_made_task("ledger_allocation", dataset=dataset),
+        hand_made_task("marktext_toc", dataset=dataset),
+    ]
+    TestCase.objects.filter(task__in=tasks, nodeid__endswith="_flaky_on_purpose").update(
+        role=TestCase.Role.FLAKY
+    )
+    Review = apps.get_model("review", "Review")
+    for task in tasks:
+        Review.objects.create(
+            task=task,
+            reviewer=reviewer,
+            task_revision=task.revision,
+            decision="approve",
+            spec_clarity=0,
+            test_validity=0,
+            interdependency=0,
+            difficulty="<15m",
+        )
+    Task.objects.filter(pk__in=[t.pk for t in tasks]).update(status=Task.Status.APPROVED)
+    return tasks

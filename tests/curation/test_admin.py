@@ -9,6 +9,9 @@ from curation.models import (
     EnvironmentRecipe,
     Evaluation,
     Finding,
+    Grade,
+    GradeSpecResult,
+    GradeSubmission,
     Release,
     SpecResult,
     TaskRevision,
@@ -72,6 +75,9 @@ def one_of_everything(django_user_model):
     AccessAttempt.objects.create(**where, get_data="", post_data="", failures_since_start=1)
     AccessFailureLog.objects.create(**where, locked_out=False)
     AccessLog.objects.create(**where)
+    grade = Grade.objects.create(task=task, task_revision=1, patch_sha256="0" * 64)
+    GradeSubmission.objects.create(grade=grade, model_name="m", user=reviewer)
+    GradeSpecResult.objects.create(grade=grade, spec=dependency.from_spec, satisfied=True)
 
 
 def test_every_changelist_and_change_page_loads(admin_client, one_of_everything):

@@ -67,7 +67,8 @@ def get_backend(name: str = "process", *, root: Path, **options) -> Backend:
     """A sandbox backend keeping its environments, caches and run folders under `root`.
 
     Options of the process backend: `cgroup_parent` (where run cgroups go, relative to each
-    hierarchy's root) and `jail_user` (the unprivileged user jailed code runs as).
+    hierarchy's root) and `jail_user` (the unprivileged user jailed code runs as); of the docker
+    backend: `image_prefix` (the repository its environment images are tagged in).
     """
     if name not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {name!r}; choose one of {', '.join(BACKENDS)}")
@@ -75,7 +76,7 @@ def get_backend(name: str = "process", *, root: Path, **options) -> Backend:
     if name == "docker":
         from .docker_backend import DockerBackend
 
-        return DockerBackend(root)
+        return DockerBackend(root, **options)
     from .process import ProcessBackend
 
     return ProcessBackend(root, **options)

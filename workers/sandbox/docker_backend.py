@@ -1,16 +1,17 @@
-"""The `docker` backend: one image per environment key, one container per run.
+"""The `docker` backend: one image per environment, one container per run.
 
-For production hosts with a Docker engine. The working copy is prepared on the host exactly as
-for the `process` backend (snapshot, removed paths, patches) and copied into a container that
-has no network, memory/CPU/process limits, no capabilities and runs as nobody; the results come
-back through `get_archive`.
+For production hosts with a Docker engine. The image of an environment (a recipe and the
+snapshot's commit) is built from exactly the Dockerfile and context that releases ship under
+`environments/<hash>/` (images.py) and named `<prefix>:<hash>`. The working copy is prepared on
+the host exactly as for the `process` backend (snapshot, removed paths, patches) and copied into
+a container that has no network, memory/CPU/process limits, no capabilities, a read-only root
+and runs as nobody; the results come back through `get_archive`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import tarfile
 import threading
 import time
@@ -18,61 +19,27 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .environments import (
-    FORGET_PROJECT,
-    TOOL_REQUIREMENTS,
-    EnvironmentStore,
-    dependency_files,
-    environment_key,
-)
+from .environments import EnvironmentStore
 from .errors import EnvironmentBuildError, SandboxError
+from .images import (
+    DEFAULT_PREFIX,
+    ENV_PREFIX,
+    ImageSpec,
+    build_context,
+    context_tar,
+    image_name,
+    python_version_of,
+)
 from .pytest_invocation import pytest_argv, sandbox_environment, write_support_files
 from .results import record_outcomes
 from .run_folder import SANDBOX_FOLDERS, RunFolder, prepare_working_copy
 from .supervise import TailBuffer
 from .types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
-from .workcopy import git_environment, materialize_snapshot, remove_tree
+from .workcopy import git_environment, remove_tree, resolve_commit
 
-BASE_IMAGE = "python:3.11-slim"
-IMAGE_REPOSITORY = "specloom-env"
-ENV_PREFIX = "/opt/specloom-env"
 CONTAINER_ROOT = "/sandbox"
 NOBODY = (65534, 65534)
 OUT_ARCHIVE_LIMIT = 1024**3
-
-
-def image_tag(key: str) -> str:
-    return f"{IMAGE_REPOSITORY}:{key}"
-
-
-def dockerfile(spec: EnvironmentSpec, key: str) -> str:
-    """The image of one environment: the dependencies in a venv, the project itself removed.
-
-    The interpreter is the base image's; `spec.python` (a host path) does not apply here.
-    """
-    build = "/tmp/specloom-build"  # noqa: S108 - inside the image being built
-    install = " ".join(json.dumps(req) for req in (*TOOL_REQUIREMENTS, *spec.extra_requirements))
-    lines = [
-        f"FROM {BASE_IMAGE}",
-        f"LABEL org.specloom.environment-key={key}",
-        "ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore "
-        "PYTHONDONTWRITEBYTECODE=1",
-        f"RUN python -m venv {ENV_PREFIX}",
-        f"ENV PATH={ENV_PREFIX}/bin:$PATH VIRTUAL_ENV={ENV_PREFIX}",
-        f"COPY src {build}/src",
-        f"COPY {FORGET_PROJECT.name} {build}/{FORGET_PROJECT.name}",
-        f"WORKDIR {build}/src",
-    ]
-    if spec.setup_command.strip():
-        lines.append(f"RUN {json.dumps(['sh', '-c', spec.setup_command])}")
-    lines += [
-        f"RUN pip install {install}",
-        f"RUN python -I {build}/{FORGET_PROJECT.name} {build}/src"
-        " && python -I -c 'import pytest, coverage'",
-        "WORKDIR /",
-        f"RUN rm -rf {build}",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def container_options(
@@ -152,36 +119,51 @@ def run_archive(run_dir: Path) -> bytes:
 class DockerBackend:
     name = "docker"
 
-    def __init__(self, root: Path, *, cpus: float = 1.0, client: Any = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        cpus: float = 1.0,
+        client: Any = None,
+        image_prefix: str = DEFAULT_PREFIX,
+    ) -> None:
         import docker
 
         self.root = root
         self.cpus = cpus
+        self.image_prefix = image_prefix
         self.client = client or docker.from_env()
         # Keys, locks and scratch folders are shared with the process backend's layout.
         self.store = EnvironmentStore(root)
         self.runs = root / "runs"
         self.runs.mkdir(exist_ok=True)
 
+    def image_spec(self, snapshot: Snapshot, spec: EnvironmentSpec) -> ImageSpec:
+        commit = resolve_commit(snapshot, git_environment(self.store.builds))
+        return ImageSpec(environment=spec, python_version=python_version_of(spec), commit=commit)
+
     def key(self, snapshot: Snapshot, spec: EnvironmentSpec) -> str:
-        env = git_environment(self.store.builds)
-        return environment_key(dependency_files(snapshot, env), spec, f"docker {BASE_IMAGE}")
+        return self.image_spec(snapshot, spec).hash
+
+    def image(self, key: str) -> str:
+        return image_name(self.image_prefix, key)
 
     def ensure_environment(self, snapshot: Snapshot, spec: EnvironmentSpec) -> tuple[str, bool]:
         import docker
 
-        key = self.key(snapshot, spec)
+        image = self.image_spec(snapshot, spec)
+        key = image.hash
         if self._image_exists(key):
             return key, False
         with self.store.build_lock(key):
             if self._image_exists(key):
                 return key, False
-            context = self._build_context(snapshot, spec, key)
+            files = build_context(snapshot, image, scratch=self.store.builds)
             try:
                 self.client.images.build(
-                    fileobj=io.BytesIO(context),
+                    fileobj=io.BytesIO(context_tar(files)),
                     custom_context=True,
-                    tag=image_tag(key),
+                    tag=self.image(key),
                     rm=True,
                     forcerm=True,
                 )
@@ -198,26 +180,10 @@ class DockerBackend:
         import docker
 
         try:
-            self.client.images.get(image_tag(key))
+            self.client.images.get(self.image(key))
         except docker.errors.ImageNotFound:
             return False
         return True
-
-    def _build_context(self, snapshot: Snapshot, spec: EnvironmentSpec, key: str) -> bytes:
-        scratch = self.store.builds / uuid.uuid4().hex
-        try:
-            source = scratch / "src"
-            source.mkdir(parents=True)
-            materialize_snapshot(snapshot, source, scratch=scratch)
-            (scratch / "Dockerfile").write_text(dockerfile(spec, key), encoding="utf-8")
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w") as archive:
-                archive.add(scratch / "Dockerfile", arcname="Dockerfile")
-                archive.add(FORGET_PROJECT, arcname=FORGET_PROJECT.name)
-                archive.add(source, arcname="src")
-            return buffer.getvalue()
-        finally:
-            remove_tree(scratch)
 
     def run(self, request: RunRequest) -> RunResult:
         key, built = self.ensure_environment(request.snapshot, request.environment)
@@ -246,7 +212,7 @@ class DockerBackend:
         paths = run.paths(python=f"{ENV_PREFIX}/bin/python", mount_point=CONTAINER_ROOT)
         write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
         options = container_options(
-            image=image_tag(result.environment_key),
+            image=self.image(result.environment_key),
             command=pytest_argv(
                 paths,
                 tests=request.tests,

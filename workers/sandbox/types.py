@@ -44,6 +44,9 @@ class EnvironmentSpec:
     # addopts replaced (None keeps them) and options added.
     pytest_addopts: str | None = None
     pytest_options: tuple[str, ...] = ()
+    # The Python (major.minor) of the environment's Docker image (images.py); not part of the
+    # process sandbox's key: "" means the version of `python`.
+    image_python: str = ""
 
 
 @dataclass(frozen=True)

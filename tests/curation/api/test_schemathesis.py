@@ -62,7 +62,8 @@ def api_key(bob, alice, dataset):
     review(approved, alice, "approve")
     cut(dataset)
     job_enqueue(kind="echo", user=bob)
-    _, key = api_token_create(user=bob, name="schemathesis", scopes=["read", "write", "release"])
+    scopes = ["read", "write", "release", "grade"]
+    _, key = api_token_create(user=bob, name="schemathesis", scopes=scopes)
     return key
 
 
@@ -95,6 +96,8 @@ def _in_process_requests(settings, tmp_path):
     # The auth checks send thousands of invalid tokens from one address; past the failed-token
     # limit those would be answered 429 rather than the 401 the checks look for.
     settings.API_FAILED_AUTH_LIMIT = 10**9
+    # Grades queued here never run (no worker): a long-poll would only wait out its time.
+    settings.SPECLOOM_GRADE_WAIT_MAX_SECONDS = 0
     # Requests go straight to the WSGI application on this thread, inside the test's
     # transaction; Django must not close that connection between requests (its own test
     # client disconnects these handlers for the same reason).

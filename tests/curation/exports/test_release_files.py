@@ -26,6 +26,11 @@ SWEBENCH_KEYS = {
     "FAIL_TO_PASS",
     "PASS_TO_PASS",
     "environment_setup_commit",
+    # What swebench 5's harness runs (curation/exports/harness.py).
+    "image",
+    "eval_script",
+    "log_parser",
+    "eval_type",
 }
 
 

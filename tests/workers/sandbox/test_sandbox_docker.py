@@ -9,15 +9,14 @@ import tarfile
 import pytest
 
 from workers.sandbox import EnvironmentSpec, Limits, Outcome, RunRequest, get_backend
-from workers.sandbox.docker_backend import (
-    BASE_IMAGE,
-    container_options,
-    dockerfile,
-    run_archive,
-)
-from workers.sandbox.environments import TOOL_REQUIREMENTS
+from workers.sandbox.docker_backend import container_options, run_archive
+from workers.sandbox.images import CONTEXT_FILES, ImageSpec, python_version_of
 
-NO_ENGINE = "no Docker engine answers here (docker client only); this test needs one"
+NO_ENGINE = (
+    "no Docker engine answers here (docker client only); this test needs one to build the "
+    "environment image (images.py; its Dockerfile is checked with dockerfile-parse in "
+    "test_sandbox_images.py) and run a container in it"
+)
 
 
 def options(**overrides):
@@ -71,18 +70,6 @@ def test_the_container_environment_holds_no_secret_of_the_worker(monkeypatch):
         "HOME": "/sandbox/home",
     }
     assert "do-not-leak" not in repr(opts)
-
-
-def test_the_image_is_built_from_the_slim_python_with_the_setup_command():
-    text = dockerfile(
-        EnvironmentSpec(setup_command="pip install '.[test]'", extra_requirements=("mock",)),
-        "k1",
-    )
-    assert text.startswith(f"FROM {BASE_IMAGE}\n")
-    assert 'RUN ["sh", "-c", "pip install \'.[test]\'"]' in text
-    for requirement in (*TOOL_REQUIREMENTS, "mock"):
-        assert f'"{requirement}"' in text
-    assert "forget_project.py" in text
 
 
 def test_the_run_archive_gives_the_sandbox_to_nobody_and_keeps_support_read_only(tmp_path):
@@ -195,6 +182,7 @@ class FakeDockerClient:
         self.volumes = _FakeVolumes(self)
         self.removed_volumes: list[str] = []
         self.built: list[bytes] = []
+        self.tags: list[str] = []
         self.created: list[FakeContainer] = []
         self.container_behaviour = container_behaviour
 
@@ -207,6 +195,7 @@ class FakeDockerClient:
     def build(self, fileobj, **kwargs):  # images.build
         assert kwargs["custom_context"]
         self.built.append(fileobj.read())
+        self.tags.append(kwargs["tag"])
 
     def create(self, **options):  # containers.create
         container = FakeContainer(options, **self.container_behaviour)
@@ -259,15 +248,27 @@ def test_the_docker_backend_builds_once_runs_a_container_and_reads_its_junit(
 
     assert result.environment_built is True
     assert backend.ensure_environment(snapshot, EnvironmentSpec())[1] is False
+    # Exactly the environment image a release ships: its Dockerfile, named by its hash.
+    image = ImageSpec(
+        environment=EnvironmentSpec(),
+        python_version=python_version_of(EnvironmentSpec()),
+        commit=snapshot.commit,
+    )
+    assert result.environment_key == image.hash
+    assert client.tags == [f"specloom-env:{image.hash}"]
     with tarfile.open(fileobj=io.BytesIO(client.built[0])) as context:
         names = context.getnames()
         text = context.extractfile("Dockerfile").read().decode()
-    assert {"Dockerfile", "forget_project.py", "src/pyproject.toml"} <= set(names)
+        with tarfile.open(fileobj=context.extractfile("source.tar.gz")) as source:
+            assert "pyproject.toml" in source.getnames()
+    assert sorted(names) == sorted(CONTEXT_FILES)
+    assert text == image.dockerfile
     assert 'RUN ["sh", "-c", "pip install ."]' in text
 
     container = client.created[0]
     assert container.options["network_mode"] == "none"
     assert container.options["command"][:3] == ["/opt/specloom-env/bin/python", "-m", "pytest"]
+    assert container.options["image"] == f"specloom-env:{image.hash}"
     ((path, data),) = container.archives
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         work_file = archive.getmember("work/src/sampleproj/__init__.py")
