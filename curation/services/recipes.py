@@ -30,6 +30,7 @@ from workers.services import JobFailed, job_enqueue
 from workers.synthesis.coverage_cache import CoverageCache
 
 TEST_FILE_NAMES = ("test_*.py", "*_test.py", "tests.py")
+TEST_FOLDERS = ("tests", "test", "testing")
 
 
 class RecipeConflict(Exception):
@@ -54,8 +55,18 @@ def snapshot_layout(repository: Repository, commit: str) -> dict[str, Any]:
             own.add(parts[0])
         elif len(parts) == 1 and path.endswith(".py") and path not in ("setup.py", "conftest.py"):
             own.add(PurePosixPath(path).stem)
-    test_files = [p for p in paths if any(PurePosixPath(p).match(n) for n in TEST_FILE_NAMES)]
+    test_files = [p for p in paths if _is_test_file(PurePosixPath(p))]
     return {"files": files, "own_packages": frozenset(own), "test_files": test_files}
+
+
+def _is_test_file(path: PurePosixPath) -> bool:
+    """pytest's default test files, and unittest-style ones in a tests folder (tests/test.py,
+    test/testcore.py) that a recipe then asks pytest to collect."""
+    if path.suffix != ".py":
+        return False
+    if any(path.match(name) for name in TEST_FILE_NAMES):
+        return True
+    return path.name.startswith("test") and any(part in TEST_FOLDERS for part in path.parts[:-1])
 
 
 def recipe_row(*, repository: Repository, commit: str | None = None) -> EnvironmentRecipe:
@@ -118,7 +129,7 @@ def recipe_prepare(
         start, curated = legacy, True
     else:
         config = read_project(layout["files"])
-        start = initial_recipe(config, python=_python_version())
+        start = initial_recipe(config, python=_python_version(), test_files=layout["test_files"])
     EnvironmentRecipe.objects.filter(pk=row.pk).update(status=EnvironmentRecipe.Status.TRYING)
     if not layout["test_files"]:
         log("warning: the snapshot has no test files (test_*.py, *_test.py, tests.py)")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from fnmatch import fnmatch
+from pathlib import PurePosixPath
 
 from workers.recipes.project_files import PLUGIN_BY_INI_KEY, ProjectConfig
 from workers.recipes.pytest_options import filter_addopts
@@ -66,7 +68,10 @@ PLUGIN_OF_FIXTURE = {
 DEFAULT_PRETEND_VERSION = "0.0.0"
 
 
-def initial_recipe(config: ProjectConfig, *, python: str) -> Recipe:
+PYTEST_DEFAULT_FILES = ("test_*.py", "*_test.py")
+
+
+def initial_recipe(config: ProjectConfig, *, python: str, test_files: Iterable[str] = ()) -> Recipe:
     recipe = Recipe(install="." if config.installable else "", python=python)
     if not config.installable:
         recipe = recipe.with_changes(
@@ -104,6 +109,19 @@ def initial_recipe(config: ProjectConfig, *, python: str) -> Recipe:
         recipe = recipe.with_changes(
             environment=(*recipe.environment, ("PDM_BUILD_SCM_VERSION", version)),
             note=f"pdm takes its version from version control: PDM_BUILD_SCM_VERSION={version}",
+        )
+    unusual = sorted(
+        {
+            PurePosixPath(path).name
+            for path in test_files
+            if not any(fnmatch(PurePosixPath(path).name, p) for p in PYTEST_DEFAULT_FILES)
+        }
+    )
+    if unusual and "python_files" not in config.pytest_ini:
+        recipe = recipe.with_changes(
+            pytest_options=(*recipe.pytest_options, "-o", "python_files=test*.py *_test.py"),
+            note=f"test files pytest would not collect by default ({', '.join(unusual[:5])}): "
+            "python_files=test*.py *_test.py",
         )
     addopts = config.pytest_ini.get("addopts")
     if addopts is not None:

@@ -254,6 +254,7 @@ class RunCgroup:
         if self.hierarchy.version == 2 and (self.folders[0] / "cgroup.kill").exists():
             with contextlib.suppress(OSError):
                 _write(self.folders[0] / "cgroup.kill", "1")
+        delay = 0.0002  # a run's last processes are usually gone within a fraction of a ms
         for _round in range(_KILL_ROUNDS):
             pids = self.pids()
             if not pids:
@@ -261,7 +262,8 @@ class RunCgroup:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.005)
         raise SandboxError(f"the run's cgroup {self.name} could not be emptied: {self.pids()}")
 
     def oom_kills(self) -> int:

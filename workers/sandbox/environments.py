@@ -331,7 +331,7 @@ class _Build:
                 self.source,
             ),
             ("forget the project", [python, "-I", forget, str(self.source)], self.scratch),
-            ("check the test tools", [python, "-I", "-c", "import pytest, coverage"], self.scratch),
+            ("check the test tools", [python, "-I", "-c", self._tools_check()], self.scratch),
         ]
         for command, argv, cwd in steps:
             self._run_step(command, argv, cwd)
@@ -352,6 +352,14 @@ class _Build:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             kept += 1
+
+    def _tools_check(self) -> str:
+        """Import the test tools as a run does: with the project's own copy on the path (a
+        project the tools depend on, like iniconfig for pytest, is forgotten from the
+        environment, and every run brings it back from its working copy)."""
+        paths = [str(self.source / "src")] if (self.source / "src").is_dir() else []
+        paths.append(str(self.source))
+        return f"import sys; sys.path[:0] = {paths!r}; import pytest, coverage"
 
     def _run_step(self, command: str, argv: list[str], cwd: Path) -> None:
         asked: set[str] = set()

@@ -29,7 +29,7 @@ from workers.synthesis.briefs import borrow_examples, build_briefs
 from workers.synthesis.callgraph import CallGraph, build_call_graph
 from workers.synthesis.candidates import CandidatePolicy, select_candidates
 from workers.synthesis.clusters import Cluster, form_clusters
-from workers.synthesis.coverage_map import CoverageMap, build_coverage_map
+from workers.synthesis.coverage_map import CoverageMap, build_coverage_map, normalise_context
 from workers.synthesis.difficulty import estimate_difficulty
 from workers.synthesis.documents import DocExample
 from workers.synthesis.edits import (
@@ -118,7 +118,20 @@ def synthesize_procedural(
     except RepositoryUnusable as unusable:
         return unusable_outcome(str(unusable), started)
 
-    cmap = build_coverage_map(table, baseline.coverage or {}, baseline.tests)
+    # The map is made of the tests in test files only: a doctest lives in the docstring of the
+    # code it checks and could never be hidden, so it covers nothing a task could be made of.
+    test_file_results = {
+        nodeid: result
+        for nodeid, result in baseline.tests.items()
+        if is_test_path(split_nodeid(nodeid)[0])
+    }
+    coverage = {
+        context: files
+        for context, files in (baseline.coverage or {}).items()
+        if normalise_context(context) not in baseline.tests
+        or normalise_context(context) in test_file_results
+    }
+    cmap = build_coverage_map(table, coverage, test_file_results)
     graph = build_call_graph(table)
     copies = {
         f"{path}::{name}"

@@ -111,3 +111,14 @@ def test_test_extras_are_preferred_to_broader_development_extras():
     assert config.test_extras == ["tests"]
     only_dev = read_project({"setup.cfg": "[options.extras_require]\ndev =\n    tox\n"})
     assert only_dev.test_extras == ["dev"]
+
+
+def test_unittest_style_files_pytest_would_skip_are_collected():
+    config = read_project({"setup.py": "from setuptools import setup\nsetup()\n"})
+    recipe = initial_recipe(config, python="3.11", test_files=["tests/test.py"])
+    assert recipe.pytest_options == ("-o", "python_files=test*.py *_test.py")
+    assert "test.py" in recipe.notes[-1]
+    usual = initial_recipe(config, python="3.11", test_files=["tests/test_a.py"])
+    assert usual.pytest_options == ()
+    configured = read_project({"pytest.ini": "[pytest]\npython_files = check_*.py\n"})
+    assert initial_recipe(configured, python="3.11", test_files=["t/test.py"]).pytest_options == ()
