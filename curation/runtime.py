@@ -47,14 +47,34 @@ def snapshot_for(repository: Repository, commit: str | None = None) -> Snapshot:
     return Snapshot(git_dir=repository.git_dir, commit=commit or repository.default_commit)
 
 
-def environment_for(repository: Repository) -> EnvironmentSpec:
+_NOT_LOOKED_UP = object()
+
+
+def current_recipes(repositories) -> dict[int, EnvironmentRecipe]:
+    """{repository id: the recipe of its default commit}, in one query (exports, many
+    repositories at once)."""
+    found = {}
+    by_id = {repository.pk: repository for repository in repositories}
+    rows = EnvironmentRecipe.objects.filter(repository_id__in=by_id).exclude(recipe={})
+    for row in rows:
+        if row.commit == by_id[row.repository_id].default_commit:
+            found[row.repository_id] = row
+    return found
+
+
+def environment_for(repository: Repository, *, recipe_row=_NOT_LOOKED_UP) -> EnvironmentSpec:
     """The environment every run on the repository uses: its recipe where one works (or a
-    curator wrote it), else the repository's own setup fields."""
-    row = (
-        EnvironmentRecipe.objects.filter(repository=repository, commit=repository.default_commit)
-        .exclude(recipe={})
-        .first()
-    )
+    curator wrote it), else the repository's own setup fields. `recipe_row`: the recipe of
+    its default commit when the caller looked it up already (None: it has none)."""
+    row = recipe_row
+    if row is _NOT_LOOKED_UP:
+        row = (
+            EnvironmentRecipe.objects.filter(
+                repository=repository, commit=repository.default_commit
+            )
+            .exclude(recipe={})
+            .first()
+        )
     if row is not None and (
         row.status == EnvironmentRecipe.Status.OK or row.source == EnvironmentRecipe.Source.CURATOR
     ):

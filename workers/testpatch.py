@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from workers import pysource
 from workers.patchcore.parts import PatchParseError, patched_text
 
 ReadBase = Callable[[str], str | None]
@@ -82,7 +83,7 @@ def file_after(patch: str, path: str, read_base: ReadBase | None) -> str | None:
 
 def _locate_ast(text: str, classes: list[str], name: str) -> tuple[int, int] | None:
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except SyntaxError:
         return None
     scope = tree.body

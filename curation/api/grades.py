@@ -26,6 +26,9 @@ from rest_framework.views import APIView
 
 from curation import access
 from curation.api.errors import error_body
+from curation.api.params import MAX_ID
+from curation.api.parsers import JSONParser
+from curation.api.repositories import StrictCharField
 from curation.api.router import router
 from curation.api.schema import ERROR_REF
 from curation.models import ApiToken
@@ -44,23 +47,31 @@ MAX_IDS = 500
 
 
 class GradePatchSerializer(serializers.Serializer):
-    patch = serializers.CharField(
+    patch = StrictCharField(
         allow_blank=True, trim_whitespace=False, help_text="a unified diff (empty: no change)"
     )
-    model = serializers.CharField(
+    model = StrictCharField(
         max_length=200, required=False, allow_blank=True, default="", help_text="model label"
     )
     revision = serializers.IntegerField(
-        min_value=1, required=False, help_text="the task revision you read; 409 if it moved on"
+        min_value=1,
+        max_value=MAX_ID,
+        required=False,
+        help_text="the task revision you read; 409 if it moved on",
     )
 
 
 class GradeItemSerializer(GradePatchSerializer):
-    task = serializers.IntegerField(min_value=1, help_text="task id")
+    task = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="task id")
 
 
 class GradeBatchSerializer(serializers.Serializer):
-    items = GradeItemSerializer(many=True, allow_empty=False)
+    # A list field (not many=True) so that the schema says minItems and maxItems.
+    items = serializers.ListField(
+        child=GradeItemSerializer(),
+        min_length=1,
+        max_length=settings.SPECLOOM_GRADE_BATCH_MAX,
+    )
 
 
 class TimingsSerializer(serializers.Serializer):
@@ -120,8 +131,9 @@ SUBMITTED = inline_serializer(
 )
 WAIT = OpenApiParameter(
     "wait",
-    int,
-    description="seconds to hold the answer until the grades are finished (long-poll)",
+    {"type": "integer", "minimum": 0, "maximum": 3600},
+    description="seconds to hold the answer until the grades are finished (long-poll; held at "
+    "most SPECLOOM_GRADE_WAIT_MAX_SECONDS)",
 )
 ERRORS = {
     400: OpenApiResponse(ERROR_REF, description="bad input"),
@@ -201,6 +213,7 @@ class GradeViewSet(viewsets.ViewSet):
     """Grades of patches on the tasks you can see."""
 
     required_scope = GRADE_SCOPE
+    parser_classes = [JSONParser]  # a batch is a JSON object
 
     @extend_schema(request=GradeBatchSerializer, responses={202: SUBMITTED, **ERRORS})
     def create(self, request):
@@ -269,6 +282,7 @@ class GradeViewSet(viewsets.ViewSet):
                 str,
                 required=True,
                 description=f"comma-separated grade ids (at most {MAX_IDS})",
+                pattern=rf"^[0-9]{{1,18}}(,[0-9]{{1,18}}){{0,{MAX_IDS - 1}}}$",
             ),
             WAIT,
         ],

@@ -42,8 +42,8 @@ class HarnessEnvironment:
         )
 
 
-def harness_environment(repository: Repository) -> HarnessEnvironment:
-    spec = runtime.environment_for(repository)
+def harness_environment(repository: Repository, *, recipe_row=None) -> HarnessEnvironment:
+    spec = runtime.environment_for(repository, recipe_row=recipe_row)
     return HarnessEnvironment(
         environment=spec,
         python_version=python_version_of(spec),
@@ -67,8 +67,13 @@ def attach_harness(records: Iterable[Any], known: dict[str, HarnessEnvironment |
     environments already looked up from batch to batch."""
     records = list(records)
     missing = {record["repo"] for record in records} - set(known)
-    for repository in Repository.objects.filter(name__in=missing):
-        known[repository.name] = harness_environment(repository)
+    if missing:
+        repositories = list(Repository.objects.filter(name__in=missing))
+        recipes = runtime.current_recipes(repositories)
+        for repository in repositories:
+            known[repository.name] = harness_environment(
+                repository, recipe_row=recipes.get(repository.pk)
+            )
     for record in records:
         environment = known.setdefault(record["repo"], None)
         record.harness = RecordHarness(environment) if environment is not None else None

@@ -24,7 +24,7 @@ from django.db import connections
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from curation.exports.harness import attach_harness
+from curation.exports.harness import attach_harness, harness_environment
 from curation.models import (
     Evaluation,
     Repository,
@@ -35,6 +35,7 @@ from curation.models import (
     Trajectory,
     TrajectoryStep,
 )
+from curation.runtime import current_recipes
 
 DEFAULT_BATCH = 500
 
@@ -100,7 +101,10 @@ def upstream_name(repository: Repository) -> str:
     return f"specloom/{repository.name}"
 
 
-def environment_version(repository: Repository) -> str:
+_UNKNOWN = object()
+
+
+def environment_version(repository: Repository, *, recipe=_UNKNOWN) -> str:
     """SWE-bench's `version` for a repository's tasks: the name of its environment.
 
     The curator's `environment_version` when set; else `env-` and a short, stable digest of the
@@ -110,7 +114,8 @@ def environment_version(repository: Repository) -> str:
     """
     if repository.environment_version.strip():
         return repository.environment_version.strip()
-    recipe = _recipe_of(repository)
+    if recipe is _UNKNOWN:
+        recipe = _recipe_of(repository)
     if recipe is not None and recipe.recipe:
         spec = {key: value for key, value in recipe.recipe.items() if key != "notes"}
     else:
@@ -131,22 +136,35 @@ def _recipe_of(repository: Repository):
     )
 
 
-def environment_setup_commit(repository: Repository) -> str:
+def environment_setup_commit(repository: Repository, *, recipe=_UNKNOWN) -> str:
     """SWE-bench's `environment_setup_commit`: the commit the environment is built from (the
     snapshot its recipe was made for: the repository's default commit), whatever a task's
     base commit is."""
-    recipe = _recipe_of(repository)
+    if recipe is _UNKNOWN:
+        recipe = _recipe_of(repository)
     return recipe.commit if recipe is not None else repository.default_commit
 
 
-def _environments(repository_ids: Iterable[int], known: dict[int, dict[str, str]]) -> None:
-    """Fill `known` with the environment keys of the repositories not in it yet."""
+def _environments(
+    repository_ids: Iterable[int],
+    known: dict[int, dict[str, str]],
+    harness: dict | None = None,
+) -> None:
+    """Fill `known` with the environment keys of the repositories not in it yet (and `harness`
+    with their harness environments, from the same two queries)."""
     missing = set(repository_ids) - set(known)
-    for repository in Repository.objects.filter(pk__in=missing):
+    if not missing:
+        return
+    repositories = list(Repository.objects.filter(pk__in=missing))
+    recipes = current_recipes(repositories)
+    for repository in repositories:
+        recipe = recipes.get(repository.pk)
+        if harness is not None:
+            harness[repository.name] = harness_environment(repository, recipe_row=recipe)
         known[repository.pk] = {
             "upstream": upstream_name(repository),
-            "version": environment_version(repository),
-            "environment_setup_commit": environment_setup_commit(repository),
+            "version": environment_version(repository, recipe=recipe),
+            "environment_setup_commit": environment_setup_commit(repository, recipe=recipe),
         }
 
 
@@ -462,7 +480,7 @@ def task_records(
     harness_environments: dict = {}
     for batch in _batched(rows, options.batch_size):
         task_ids = [row["id"] for row in batch]
-        _environments({row["repository_id"] for row in batch}, environments)
+        _environments({row["repository_id"] for row in batch}, environments, harness_environments)
         with _collector_paused():
             specs, dependencies, tests = _related_in_python(task_ids)
             trajectories = (

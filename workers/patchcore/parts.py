@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from workers import pysource
+
 
 class PatchParseError(ValueError):
     pass
@@ -117,7 +119,7 @@ def patched_text(patched_file, base_text: str) -> str:
 def _function_spans(source: str) -> list[tuple[int, int, str]]:
     """(first line, last line, qualified name) of every function, 1-based, innermost last."""
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except SyntaxError:
         return []
     spans: list[tuple[int, int, str]] = []

@@ -14,6 +14,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from workers import pysource
 from workers.patchcore import part_name
 from workers.synthesis.callgraph import CallGraph
 from workers.synthesis.documents import (
@@ -58,7 +59,7 @@ class ParamInfo:
 
 def param_infos(text: str, info: FunctionInfo) -> list[ParamInfo]:
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except SyntaxError:
         return []
     node = next(
@@ -107,7 +108,7 @@ class FunctionBrief:
 
 def body_facts(text: str, info: FunctionInfo) -> FunctionFacts:
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except SyntaxError:
         return FunctionFacts()
     node = _find_def(tree, info.def_line)
@@ -288,7 +289,7 @@ def _sibling_example(info: FunctionInfo, briefs: dict[str, FunctionBrief]) -> Do
             if example.kind not in _BEHAVIOUR_KINDS or "through `" in example.source:
                 continue
             try:
-                tree = ast.parse(example.code.replace(">>> ", "").replace("... ", ""))
+                tree = pysource.parse(example.code.replace(">>> ", "").replace("... ", ""))
             except SyntaxError:
                 continue
             if calls_name(tree, called):
@@ -453,7 +454,7 @@ def _imported_names(text: str) -> set[str]:
 
 def _test_ids(path: str, text: str) -> list[str]:
     try:
-        module = ast.parse(text)
+        module = pysource.parse(text)
     except (SyntaxError, ValueError):
         return []
     ids: list[str] = []

@@ -14,6 +14,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from workers import pysource
 from workers.synthesis.functions import FunctionInfo, FunctionTable
 
 _MAX_SNIPPET_LINES = 10
@@ -251,7 +252,7 @@ def call_sites(
             continue
         text = texts[caller.path]
         try:
-            tree = ast.parse(text)
+            tree = pysource.parse(text)
         except (SyntaxError, ValueError):
             continue
         node = next(
@@ -281,7 +282,7 @@ def use_sites(info: FunctionInfo, text: str, skip: list[range]) -> list[DocExamp
     `partial(...)`, a default argument): the line that wires it in. `skip`: line ranges of the
     task's own functions, whose bodies are removed."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError):
         return []
     lines = text.splitlines()
@@ -330,7 +331,7 @@ def _dedent_continuation(code: str) -> str:
 def module_options(path: str, text: str) -> list[Option]:
     """Command-line options defined in a module: argparse `add_argument` and click options."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError):
         return []
     owners: dict[ast.AST, str] = {}

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from functools import cache
 
+from workers import pysource
 from workers.synthesis.hidden_tests import split_nodeid
 
 _MAX_EXAMPLE_CHARS = 400
@@ -39,7 +40,7 @@ class TestSources:
     @cache  # noqa: B019 - one instance lives for one synthesis run
     def _tree(self, path: str) -> ast.Module | None:
         try:
-            return ast.parse(self.files[path])
+            return pysource.parse(self.files[path])
         except (KeyError, SyntaxError, ValueError):
             return None
 

@@ -12,6 +12,7 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
+from workers import pysource
 from workers.synthesis.source import SourceTree, is_test_path
 
 # Decorators that mark a body as a declaration rather than an implementation.
@@ -115,7 +116,7 @@ def build_function_table(tree: SourceTree, *, include_tests: bool = False) -> Fu
             continue
         text = tree.files[path]
         try:
-            module_ast = ast.parse(text, filename=path)
+            module_ast = pysource.parse(text, filename=path)
         except (SyntaxError, ValueError):
             continue  # a file we cannot parse is a file we will not edit
         module = ModuleInfo(path=path, name=tree.module_name(path))
@@ -434,7 +435,7 @@ def annotation_type(node: ast.AST | None) -> str:
         return ""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            return annotation_type(ast.parse(node.value, mode="eval").body)
+            return annotation_type(pysource.parse(node.value, mode="eval").body)
         except SyntaxError:
             return ""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):

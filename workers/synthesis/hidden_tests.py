@@ -12,6 +12,7 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from workers import pysource
 from workers.synthesis.edits import LineEdit, merge_touching, split_lines
 
 
@@ -61,7 +62,7 @@ def _remove_in_file(
     text: str, wanted: list[str], file_tests: set[str]
 ) -> tuple[list[LineEdit], set[str], set[str]]:
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except SyntaxError:
         return [], set(), set(wanted)
     lines = split_lines(text)

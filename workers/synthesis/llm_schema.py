@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from workers import pysource
 from workers.synthesis.proposals import SPEC_KINDS, DependencyProposal, SpecProposal
 from workers.synthesis.source import is_test_path
 
@@ -382,7 +383,7 @@ def _test_path_problems(path: str, existing_paths: set[str]) -> list[str]:
 def _test_names(code: str) -> tuple[set[str], str]:
     """("test_fn" and "TestClass::test_method" names the code defines, syntax problem)."""
     try:
-        module = ast.parse(code)
+        module = pysource.parse(code)
     except SyntaxError as error:
         return set(), f"does not parse: {error.msg} at line {error.lineno}"
     names: set[str] = set()

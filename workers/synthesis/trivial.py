@@ -14,6 +14,8 @@ import tokenize
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from workers import pysource
+
 # Bodies this close are "the same body": renaming one variable of a short body stays below it.
 NEAR_IDENTICAL = 0.9
 # A task is trivial when the functions whose answer is visible hold this share of its bodies.
@@ -41,7 +43,7 @@ class TrivialCheck:
 def function_bodies(text: str) -> dict[str, tuple[str, ...]]:
     """Qualified name -> body tokens (docstring left out) of every function of a module."""
     try:
-        tree = ast.parse(text)
+        tree = pysource.parse(text)
     except (SyntaxError, ValueError):
         return {}
     bodies: dict[str, tuple[str, ...]] = {}

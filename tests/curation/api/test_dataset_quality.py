@@ -21,9 +21,12 @@ def test_the_api_gives_a_datasets_quality_report(token_client, alice, dataset):
     assert body["verified_only"] is True
 
 
-def test_the_quality_endpoint_refuses_outsiders_and_writes(token_client, alice, dataset):
+def test_the_quality_endpoint_refuses_outsiders_and_writes(token_client, alice, bob, dataset):
     outsider = UserFactory(username="dave", roles=["reviewer"])  # not a member of `core`
     assert token_client(outsider).get(f"/api/v1/datasets/{dataset.pk}/quality").status_code == 404
-    response = token_client(alice, "read", "write").post(f"/api/v1/datasets/{dataset.pk}/quality")
-    assert response.status_code == 405
+    # A reviewer may not write to datasets at all; a curator may, but not to the report.
+    reviewer = token_client(alice, "read", "write").post(f"/api/v1/datasets/{dataset.pk}/quality")
+    assert reviewer.status_code == 403
+    curator = token_client(bob, "read", "write").post(f"/api/v1/datasets/{dataset.pk}/quality")
+    assert curator.status_code == 405
     assert token_client(alice).get("/api/v1/datasets/nope/quality").status_code == 404
