@@ -181,6 +181,16 @@ def resolution_by_model(*, task: Task | None = None, dataset: Dataset | None = N
     ]
 
 
+# The tests `evaluated_role` gives a role to, as a filter (every intended role is one of the two).
+EVALUATED_TESTS = Q(role__in=(TestCase.Role.FAIL_TO_PASS, TestCase.Role.PASS_TO_PASS)) | Q(
+    role=TestCase.Role.UNVALIDATED
+)
+
+
+def task_has_evaluated_tests(task: Task) -> bool:
+    return task.tests.filter(EVALUATED_TESTS).exists()
+
+
 def evaluated_role(test: TestCase) -> str | None:
     """The role a test is evaluated in: its validated role, or the intended one if it was
     never validated (an imported task, a test added since); flaky and invalid tests are not

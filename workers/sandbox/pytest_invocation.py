@@ -15,7 +15,6 @@ PLUGIN_FILE = Path(__file__).with_name("specloom_sandbox_plugin.py")
 PLUGIN_MODULE = PLUGIN_FILE.stem
 SELECTION_FILE = "select.json"
 COVERAGE_RC_FILE = "coveragerc"
-JUNIT_FILE = "junit.xml"
 EVENTS_FILE = "events.jsonl"
 COVERAGE_DATA_FILE = "coverage.sqlite"
 
@@ -25,7 +24,7 @@ class RunPaths:
     python: str  # the environment's interpreter
     work: str  # the working copy; also pytest's rootdir
     support: str  # read-only for the tests: plugin, selection, coverage config
-    out: str  # written by the tests' process: JUnit XML, events, coverage data
+    out: str  # written by the tests' process: events, coverage data
     home: str
     tmp: str
 
@@ -101,9 +100,6 @@ def pytest_argv(
         f"--rootdir={paths.work}",
         # A module that fails to import must not stop the other modules from running.
         "--continue-on-collection-errors",
-        f"--junitxml={paths.out}/{JUNIT_FILE}",
-        "-o",
-        "junit_logging=no",
         f"--specloom-events={paths.out}/{EVENTS_FILE}",
     ]
     if addopts is not None:

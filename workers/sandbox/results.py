@@ -10,16 +10,14 @@ import os
 import shutil
 import stat
 import tempfile
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .junit import parse_events, parse_junit
-from .pytest_invocation import COVERAGE_DATA_FILE, EVENTS_FILE, JUNIT_FILE
+from .events import parse_events
+from .pytest_invocation import COVERAGE_DATA_FILE, EVENTS_FILE
 from .supervise import TailBuffer
 from .types import CollectionError, RunResult, TestResult
 
-JUNIT_LIMIT = 64 * 1024**2
 EVENTS_LIMIT = 64 * 1024**2
 COVERAGE_LIMIT = 1024**3
 
@@ -30,7 +28,6 @@ class Outcomes:
     collection_errors: list[CollectionError] = field(default_factory=list)
     missing_tests: list[str] = field(default_factory=list)
     unfinished: str | None = None
-    junit_found: bool = False
 
 
 def open_sandbox_file(path: Path, limit: int):
@@ -63,13 +60,6 @@ def read_outcomes(out: Path) -> Outcomes:
         missing_tests=events.unmatched,
         unfinished=events.unfinished,
     )
-    junit = read_sandbox_file(out / JUNIT_FILE, JUNIT_LIMIT)
-    if junit is not None:
-        try:
-            outcomes.tests = parse_junit(junit)
-            outcomes.junit_found = True
-        except ET.ParseError:
-            pass  # keep what the events told
     return outcomes
 
 

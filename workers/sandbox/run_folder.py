@@ -3,7 +3,7 @@
 <run>/work     the working copy (snapshot, minus removed paths, plus patches); owned by the
                sandbox user, pytest's rootdir
 <run>/home     HOME and <run>/tmp TMPDIR of the tests; owned by the sandbox user
-<run>/out      JUnit XML, events and coverage data written by the tests; owned by the sandbox user
+<run>/out      the events and coverage data written by the tests; owned by the sandbox user
 <run>/support  the pytest plugin, the selected ids, the coverage config; read-only for the tests
 <run>/scratch  the checkout's index and the patch files
 """

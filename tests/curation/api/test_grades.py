@@ -6,6 +6,8 @@ test_grading.py); a finished grade is written as the job would write it.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from curation.models import Grade, Task, TestCase
@@ -123,6 +125,27 @@ def test_the_rate_limit_answers_429_with_retry_after(task, grader, settings):
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) >= 1
     assert error_of(refused)["code"] == "throttled"
+
+
+def test_the_rate_limit_slides_over_the_minute_boundary(task, grader, settings):
+    # What the token sent in the previous one-minute window still counts, for the part of it
+    # the last 60 seconds cover: a window boundary does not reset the limit.
+    from django.core.cache import cache
+
+    from curation.models import ApiToken
+
+    settings.SPECLOOM_GRADE_RATE_PER_MINUTE = 2
+    token = ApiToken.objects.get(user__username="alice")
+    for _attempt in range(2):  # once more if a minute began during the request
+        window = int(time.time() // 60)
+        cache.set(f"grade-rate:token:{token.pk}:{window - 1}", 10**6, 180)
+        refused = grader.post(f"/api/v1/tasks/{task.pk}/grade", {"patch": PATCH}, format="json")
+        if int(time.time() // 60) == window:
+            break
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    # A refused request did not count: the current window is as it was.
+    assert not cache.get(f"grade-rate:token:{token.pk}:{window}")
 
 
 def test_the_concurrency_limit_counts_the_tokens_unfinished_grades(

@@ -217,11 +217,11 @@ class _FakeVolumes:
         return Volume()
 
 
-JUNIT_OF_ONE_FAILURE = b"""<?xml version="1.0" encoding="utf-8"?>
-<testsuites><testsuite><testcase classname="tests.test_x" name="test_x" time="0.1">
-<properties><property name="specloom_nodeid" value="&quot;tests/test_x.py::test_x&quot;"/>
-</properties><failure message="boom">AssertionError: boom</failure></testcase>
-</testsuite></testsuites>"""
+EVENTS_OF_ONE_FAILURE = (
+    b'{"kind": "started", "nodeid": "tests/test_x.py::test_x"}\n'
+    b'{"kind": "finished", "nodeid": "tests/test_x.py::test_x", "outcome": "failed",'
+    b' "duration": 0.1, "message": "AssertionError: boom"}\n'
+)
 
 
 @pytest.fixture
@@ -237,12 +237,12 @@ def make_docker_backend(root, **behaviour):
     return DockerBackend(prepare_root(root), client=client), client
 
 
-def test_the_docker_backend_builds_once_runs_a_container_and_reads_its_junit(
+def test_the_docker_backend_builds_once_runs_a_container_and_reads_its_events(
     make_snapshot, docker_root
 ):
     snapshot = make_snapshot({"tests/test_x.py": "def test_x():\n    assert False\n"})
     backend, client = make_docker_backend(
-        docker_root, out_files={"junit.xml": JUNIT_OF_ONE_FAILURE}
+        docker_root, out_files={"events.jsonl": EVENTS_OF_ONE_FAILURE}
     )
     result = backend.run(RunRequest(snapshot=snapshot))
 

@@ -126,6 +126,9 @@ def test_it_classifies_pass_fail_error_skip(full_run):
     assert outcomes[base + "test_expected_failure"] == Outcome.SKIPPED
     assert "arithmetic is broken" in full_run.tests[base + "test_fails"].message
     assert "the fixture broke" in full_run.tests[base + "test_errors"].message
+    assert full_run.tests[base + "test_skipped"].message == "Skipped: not today"
+    assert full_run.tests[base + "test_expected_failure"].message == "xfail: known bug"
+    assert full_run.tests[base + "test_passes"].message == ""
     assert full_run.exit_code == 1
     assert full_run.isolation
     assert full_run.wall_seconds > 0

@@ -14,8 +14,8 @@ from workers.sandbox import Outcome, SandboxError, get_backend
 from workers.sandbox import specloom_sandbox_plugin as plugin
 from workers.sandbox import supervise as supervise_module
 from workers.sandbox.environments import declared_build_requirements
+from workers.sandbox.events import MESSAGE_LIMIT, parse_events
 from workers.sandbox.jail import Jail, bwrap_argv
-from workers.sandbox.junit import NODEID_PROPERTY, parse_events, parse_junit
 from workers.sandbox.pytest_invocation import selected_paths
 from workers.sandbox.results import read_sandbox_file
 from workers.sandbox.supervise import TailBuffer, supervise
@@ -77,28 +77,27 @@ def test_waiting_for_the_exit_gives_up_at_the_deadline(wait):
         child.wait()
 
 
-def test_junit_outcomes_are_keyed_by_the_recorded_node_id():
+def test_finished_events_carry_the_exact_node_id_outcome_and_the_end_of_the_message():
     nodeid = 'tests/t.py::test_p[ünï "q" <x> \\t]'
-    xml = f"""<?xml version="1.0" encoding="utf-8"?>
-    <testsuites><testsuite>
-      <testcase classname="tests.t" name="mangled" time="0.25">
-        <properties><property name="{NODEID_PROPERTY}" value="{_attr(json.dumps(nodeid))}"/>
-        </properties>
-        <failure message="short">long traceback\nAssertionError: boom</failure>
-      </testcase>
-      <testcase classname="" name="tests.broken" time="0">
-        <error message="collection failure">ImportError</error>
-      </testcase>
-    </testsuite></testsuites>""".encode()
-    tests = parse_junit(xml)
-    assert list(tests) == [nodeid]
-    assert tests[nodeid].outcome == Outcome.FAILED
-    assert tests[nodeid].duration == 0.25
-    assert tests[nodeid].message.endswith("AssertionError: boom")
+    message = "x" * MESSAGE_LIMIT + "\nAssertionError: boom"
+    event = {"kind": "finished", "nodeid": nodeid, "outcome": "failed", "duration": 0.25}
+    reported = parse_events((json.dumps(event | {"message": message}) + "\n").encode())
+    assert list(reported.tests) == [nodeid]
+    assert reported.tests[nodeid].outcome == Outcome.FAILED
+    assert reported.tests[nodeid].duration == 0.25
+    assert reported.tests[nodeid].message.endswith("AssertionError: boom")
+    assert len(reported.tests[nodeid].message) == MESSAGE_LIMIT
 
 
-def _attr(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+def test_events_of_an_unknown_outcome_or_shape_are_not_tests():
+    lines = [
+        json.dumps({"kind": "finished", "nodeid": "t.py::a", "outcome": "exploded"}),
+        json.dumps(["finished", "t.py::b"]),
+        json.dumps({"kind": "finished", "nodeid": "t.py::c", "outcome": "skipped", "message": 7}),
+    ]
+    reported = parse_events("\n".join(lines).encode())
+    assert list(reported.tests) == ["t.py::c"]
+    assert reported.tests["t.py::c"].message == "7"
 
 
 def test_events_survive_a_line_cut_by_a_kill():
@@ -112,10 +111,6 @@ def test_events_survive_a_line_cut_by_a_kill():
     reported = parse_events(lines.encode())
     assert list(reported.tests) == ["t.py::a"]
     assert reported.collection_errors[0].path == "t2.py"
-
-
-def test_the_plugin_and_the_parser_agree_on_the_property_name():
-    assert plugin.NODEID_PROPERTY == NODEID_PROPERTY
 
 
 def test_a_selector_names_a_test_or_any_of_its_parents():
@@ -169,9 +164,9 @@ def test_remove_paths_refuses_to_leave_the_working_copy(tmp_path):
 
 def test_files_left_by_the_sandbox_are_read_without_following_symlinks(tmp_path):
     (tmp_path / "secret").write_text("secret")
-    (tmp_path / "junit.xml").symlink_to(tmp_path / "secret")
+    (tmp_path / "coverage.sqlite").symlink_to(tmp_path / "secret")
     os.mkfifo(tmp_path / "events.jsonl")
-    assert read_sandbox_file(tmp_path / "junit.xml", 1024) is None
+    assert read_sandbox_file(tmp_path / "coverage.sqlite", 1024) is None
     assert read_sandbox_file(tmp_path / "events.jsonl", 1024) is None
 
 
