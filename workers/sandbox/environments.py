@@ -18,7 +18,6 @@ from __future__ import annotations
 import configparser
 import contextlib
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -117,8 +116,14 @@ def _list_dependency_files(snapshot: Snapshot, commit: str, env: dict[str, str])
     return files
 
 
-@functools.cache
 def interpreter_identity(python: str) -> str:
+    """ "cpython 3.11.2 (main, ...)": part of every environment's key. Asking the interpreter
+    costs a process start (10-20 ms) on every run and grade, so the answer is kept, but only for
+    as long as the interpreter's file is the same one: an upgraded interpreter (another inode,
+    size or mtime) is asked again and gets environments of its own."""
+    stamp = _interpreter_stamp(python)
+    if stamp is not None and (known := _INTERPRETERS.get(stamp)) is not None:
+        return known
     try:
         out = subprocess.run(
             [python, "-I", "-c", "import sys; print(sys.implementation.name, sys.version)"],
@@ -129,7 +134,25 @@ def interpreter_identity(python: str) -> str:
         ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"cannot run the environment's interpreter {python!r}: {exc}") from exc
-    return " ".join(out.split())
+    identity = " ".join(out.split())
+    if stamp is not None:
+        _INTERPRETERS[stamp] = identity
+    return identity
+
+
+_INTERPRETERS: dict[tuple, str] = {}
+
+
+def _interpreter_stamp(python: str) -> tuple | None:
+    found = python if os.sep in python else shutil.which(python)
+    if found is None:
+        return None
+    try:
+        real = os.path.realpath(found)
+        info = os.stat(real)
+    except OSError:
+        return None
+    return (python, real, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def environment_key(dependencies: dict[str, str], spec: EnvironmentSpec, interpreter: str) -> str:

@@ -259,3 +259,20 @@ def test_the_sandbox_root_may_not_be_under_root_home():
 def test_an_unknown_backend_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown sandbox backend"):
         get_backend("vm", root=tmp_path)
+
+
+def test_the_interpreters_identity_is_asked_once_per_interpreter_file(tmp_path):
+    from workers.sandbox.environments import interpreter_identity
+
+    calls = tmp_path / "calls"
+    interpreter = tmp_path / "python"
+    interpreter.write_text(f'#!/bin/sh\necho x >> {calls}\necho "cpython  3.11.2 (main)"\n')
+    interpreter.chmod(0o755)
+    assert interpreter_identity(str(interpreter)) == "cpython 3.11.2 (main)"
+    assert interpreter_identity(str(interpreter)) == "cpython 3.11.2 (main)"
+    assert calls.read_text().count("x") == 1
+    # An upgraded interpreter is another file: it is asked again.
+    interpreter.write_text(f'#!/bin/sh\necho x >> {calls}\necho "cpython 3.11.9 (main)"\n')
+    os.utime(interpreter, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert interpreter_identity(str(interpreter)) == "cpython 3.11.9 (main)"
+    assert calls.read_text().count("x") == 2
