@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from workers.sandbox import Backend, Snapshot, get_backend
+from workers.sandbox.process import ProcessBackend
 
 SAMPLE_PYPROJECT = """\
 [build-system]
@@ -138,6 +139,12 @@ def backend(
     monkeypatch.setattr(uuid, "uuid4", recording_uuid4)
     yield session_backend
     monkeypatch.undo()
-    leftovers = [path for value in drawn for path in (sandbox_root / "runs").glob(f"*-{value.hex}")]
+    ProcessBackend.wait_for_removals()
+    leftovers = [
+        path
+        for value in drawn
+        for folder in ("runs", "discarded")
+        for path in (sandbox_root / folder).glob(f"*-{value.hex}")
+    ]
     assert drawn, "the test made no run"
     assert leftovers == [], f"run folders left behind: {leftovers}"

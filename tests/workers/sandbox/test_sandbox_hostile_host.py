@@ -315,6 +315,7 @@ def test_a_killed_worker_leaves_no_jailed_process_and_its_run_is_swept(
     assert process_start_time(worker.pid) is None or owner_tag(worker.pid) != owner
     session_backend.sweep()
     assert list((sandbox_root / "runs").glob(f"{owner}-*")) == []
+    assert list((sandbox_root / "discarded").glob(f"{owner}-*")) == []
     cgroup_parent = session_backend.jails.hierarchy.parents[0]
     assert list(cgroup_parent.glob(f"{owner}-*")) == []
 
@@ -426,3 +427,25 @@ def test_a_curators_setup_command_runs_jailed_as_the_jails_user(
     assert "shadow=unreadable" in output
     assert "postgres=reachable" not in output
     assert not (sandbox_root.parent / mark).exists()
+
+
+def test_a_finished_run_leaves_runs_at_once_and_its_folder_is_removed_or_swept(
+    session_backend, sandbox_root, make_snapshot
+):
+    # A run's folder is moved out of `runs` before the result is returned and removed in the
+    # background; one its worker did not live to remove goes with the next sweep.
+    snapshot = make_snapshot({"tests/test_a.py": "def test_a():\n    open('left.txt', 'w')\n"})
+    before = set(os.listdir(sandbox_root / "runs"))
+    result = session_backend.run(RunRequest(snapshot=snapshot))
+    assert result.tests["tests/test_a.py::test_a"].outcome == "passed"
+    assert set(os.listdir(sandbox_root / "runs")) <= before
+    session_backend.wait_for_removals()
+    assert not [name for name in os.listdir(sandbox_root / "discarded") if owner_tag() in name]
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = sandbox_root / "discarded" / f"{gone.pid}.1-{uuid.uuid4().hex}"
+    (orphan / "work").mkdir(parents=True)
+    (orphan / "work" / "left.txt").write_text("x")
+    assert orphan.name in session_backend.sweep()["run_folders"]
+    assert not orphan.exists()
