@@ -7,8 +7,8 @@ from django.urls import reverse
 from curation.models import Finding, Specification, Task, TestCase
 from curation.services.editing import task_update_content
 from review import rendering, services
-from review.views.task import PANELS
 from review.templatetags import review_tags
+from review.views.task import PANELS
 from tests.review.scenario import rich_task
 from workers.models import Job
 
