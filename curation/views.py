@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from curation import access
 from curation.forms import ReleaseCutForm, TokenForm
@@ -20,9 +21,6 @@ from curation.selectors.audit import audit_calibration
 from curation.selectors.releases import get_release_for_user, releases_listed
 from curation.services.releases import ReleaseInputError, release_cut
 from curation.services.tokens import TokenInputError, api_token_create, api_token_revoke
-
-# htmx stops polling when a response carries this status (django-htmx docs).
-HTMX_STOP_POLLING = 286
 
 
 def _get_token_for_user(user, token_id) -> ApiToken:
@@ -143,7 +141,7 @@ def release_detail(request, release_id: int):
         response = render(request, "curation/release_detail.html#status", context)
         if release.status != Release.Status.BUILDING:
             # Done: the page reloads itself to show the datasheet, and polling stops.
-            response = HttpResponse(response.content, status=HTMX_STOP_POLLING)
+            response = HttpResponseStopPolling(response.content)
             response["HX-Refresh"] = "true"
         return response
     return render(request, "curation/release_detail.html", context)

@@ -185,7 +185,7 @@ def _marker(name: str, size: int) -> str:
 
 def dependency_svg(specs: list, edges: list[dict]) -> SafeString:
     """`specs`: objects with .key, .kind, .statement; `edges`: {from, to, declared, observed,
-    detail} (review.selectors.merged_edges)."""
+    detail} (review.selectors.workspace.merged_edges)."""
     if not specs:
         return mark_safe("")
     pos, layer_of, width, height = _layout(specs, edges)

@@ -328,6 +328,9 @@ def parse_diff(patch: str) -> Diff:
         patch_set = PatchSet(patch)
     except (UnidiffParseError, UnicodeError) as exc:
         return Diff(files=[], error=f"not a valid unified diff: {exc}")
+    if not patch_set:
+        # unidiff skips lines it cannot place; text with no file header at all is no diff.
+        return Diff(files=[], error="not a valid unified diff: it names no file")
     files: list[DiffFile] = []
     budget = [MAX_DIFF_LINES]
     for index, pf in enumerate(patch_set):

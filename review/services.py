@@ -24,6 +24,7 @@ from curation.selectors.audit import findings_hidden
 from curation.services.tasks import statement_problem
 from curation.services.webhooks import webhook_task_approved
 from review.models import Adjudication, Comment, Review, ReviewAssignment
+from review.selectors.leases import active_assignment
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,9 @@ def _approvable(task: Task) -> None:
 
 
 def lease_seconds() -> int:
-    return int(getattr(settings, "REVIEW_LEASE_SECONDS", 600))
+    # One default, in settings (SPECLOOM_REVIEW_LEASE_SECONDS), read at call time so tests and
+    # deployments that override it are obeyed.
+    return settings.REVIEW_LEASE_SECONDS
 
 
 # --- leases ----------------------------------------------------------------------------------
@@ -335,9 +338,7 @@ def review_submit(
                 f"The task changed while you reviewed it (r{expected_revision} → "
                 f"r{task.revision}); look at the new revision before deciding."
             )
-        assignment = ReviewAssignment.objects.filter(
-            task=task, reviewer=user, status=ReviewAssignment.Status.ACTIVE
-        ).first()
+        assignment = active_assignment(task=task, user=user)
         if assignment is None:
             mine = (
                 task.reviews.filter(reviewer=user, task_revision=task.revision)

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from curation import access
 from curation.pages.common import curator_page, job_progress_response, render_partial
@@ -54,7 +55,7 @@ def jobs(request):
     if request.htmx and request.GET.get("part") == "table":
         response = render_partial(request, LIST, "table", context)
         if not context["live"]:
-            response.status_code = 286
+            response = HttpResponseStopPolling(response.content)
         return response
     return render(request, LIST, context)
 

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from curation.forms import (
     ArchiveImportForm,
@@ -86,8 +87,8 @@ def repositories(request):
     if request.htmx and request.GET.get("part") == "table":
         context = _list_context(request)
         response = render_partial(request, LIST, "table", context)
-        if not context["pending"]:
-            response.status_code = 286  # nothing importing any more: stop polling
+        if not context["pending"]:  # nothing importing any more: stop polling
+            response = HttpResponseStopPolling(response.content)
         return response
     return render(request, LIST, _list_context(request))
 

@@ -316,3 +316,40 @@ def task_update_content(
     for name in (*TEXT_FIELDS, "revision", "status", "updated_at"):
         setattr(task, name, getattr(locked, name))
     return EditResult(task=locked, revision=revision, job=job)
+
+
+def touched_fields(changes: dict[str, Any]) -> set[str]:
+    """The names a revision's `changes` would record for these edits (`title`, `specs.S1.kind`,
+    `tests.<node id>.code`...), to compare an edit with revisions saved since it was loaded."""
+    names = {k for k in changes if k not in ("specs", "tests")}
+    for key, fields in changes.get("specs", {}).items():
+        names |= {f"specs.{key}.{f}" for f in fields}
+    for nodeid, fields in changes.get("tests", {}).items():
+        names |= {f"tests.{nodeid}.{f}" for f in fields}
+    return names
+
+
+def task_update_content_over_own_saves(
+    *, task: Task, user, expected_revision: int, changes: dict[str, Any]
+) -> EditResult:
+    """`task_update_content`, except that the editor's own saves since `expected_revision` are
+    not a conflict when they touched other fields: the edit is applied on top of them.
+
+    An editor with two items open saves one, then the other; the second form still carries
+    the older revision. Raises StaleRevision as `task_update_content` does when anyone else
+    saved in between, or when the editor's own saves changed a field this edit changes.
+    """
+    try:
+        return task_update_content(
+            task=task, user=user, expected_revision=expected_revision, changes=changes
+        )
+    except StaleRevision as stale:
+        own = all(rev.author_id == user.pk for rev in stale.revisions)
+        overlap = touched_fields(changes) & {
+            name for rev in stale.revisions for name in rev.changes
+        }
+        if not stale.revisions or not own or overlap:
+            raise
+        return task_update_content(
+            task=task, user=user, expected_revision=stale.current, changes=changes
+        )

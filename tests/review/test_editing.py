@@ -4,7 +4,13 @@ person's change, and revalidation is queued (the service the API will call too).
 import pytest
 
 from curation.models import Task
-from curation.services.editing import EditNotAllowed, StaleRevision, task_update_content
+from curation.services.editing import (
+    EditNotAllowed,
+    StaleRevision,
+    task_update_content,
+    task_update_content_over_own_saves,
+    touched_fields,
+)
 from curation.services.tasks import TaskInputError
 from review import services
 from tests.review.scenario import rich_task
@@ -70,6 +76,49 @@ def test_a_stale_save_carries_the_other_persons_change(task, alice, bob):
     assert stale.as_dict()["changes"][0]["changes"]["specs.S2.statement"]["after"] == "Alice's."
     task.refresh_from_db()
     assert task.specs.get(key="S2").statement == "Alice's."
+
+
+def test_ones_own_saves_of_other_fields_are_not_a_conflict(task, alice, bob):
+    task_update_content(task=task, user=alice, expected_revision=1, changes={"title": "A"})
+    # Alice's second form still says r1; her own save touched another field: applied on top.
+    result = task_update_content_over_own_saves(
+        task=task,
+        user=alice,
+        expected_revision=1,
+        changes={"specs": {"S2": {"statement": "Alice's."}}},
+    )
+    assert result.revision.revision == 3
+    task.refresh_from_db()
+    assert task.title == "A" and task.specs.get(key="S2").statement == "Alice's."
+    # The same field she saved since is a conflict, and so is anyone else's save.
+    with pytest.raises(StaleRevision) as own_overlap:
+        task_update_content_over_own_saves(
+            task=task,
+            user=alice,
+            expected_revision=2,
+            changes={"specs": {"S2": {"statement": "Again."}}},
+        )
+    assert own_overlap.value.current == 3
+    task_update_content(task=task, user=bob, expected_revision=3, changes={"title": "B"})
+    with pytest.raises(StaleRevision):
+        task_update_content_over_own_saves(
+            task=task, user=alice, expected_revision=3, changes={"problem_statement": "New."}
+        )
+    assert Task.objects.get(pk=task.pk).revision == 4  # the refused saves wrote nothing
+
+
+def test_touched_fields_name_what_a_revision_would_record():
+    changes = {
+        "title": "T",
+        "specs": {"S1": {"kind": "interface", "depends_on": []}},
+        "tests": {"t.py::test_a": {"code": "x"}},
+    }
+    assert touched_fields(changes) == {
+        "title",
+        "specs.S1.kind",
+        "specs.S1.depends_on",
+        "tests.t.py::test_a.code",
+    }
 
 
 def test_dependencies_and_test_links_are_edited(task, alice):

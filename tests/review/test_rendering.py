@@ -31,9 +31,13 @@ def test_diffs_escape_code_and_mark_changed_words():
 
 
 def test_a_broken_diff_reports_instead_of_failing():
-    assert (
-        rendering.parse_diff("@@ nonsense").error or not rendering.parse_diff("@@ nonsense").files
-    )
+    short = rendering.parse_diff("--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n x\n")
+    assert short.files == []
+    assert short.error == "not a valid unified diff: Hunk is shorter than expected"
+    headless = rendering.parse_diff("@@ nonsense")
+    assert headless.files == []
+    assert headless.error == "not a valid unified diff: it names no file"
+    assert rendering.parse_diff("  \n") == rendering.Diff(files=[])  # no patch is no error
 
 
 def test_multiline_strings_stay_strings_across_lines():

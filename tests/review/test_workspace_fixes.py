@@ -6,8 +6,9 @@ from django.urls import reverse
 
 from curation.models import Finding, Specification, Task, TestCase
 from curation.services.editing import task_update_content
-from review import rendering, services, views
+from review import rendering, services
 from review.templatetags import review_tags
+from review.views.task import PANELS
 from tests.review.scenario import rich_task
 from workers.models import Job
 
@@ -24,7 +25,7 @@ def task(dataset):
 # --- panels --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("panel", sorted(views.PANELS))
+@pytest.mark.parametrize("panel", sorted(PANELS))
 def test_it_renders_every_panel_the_workspace_names(client, alice, task, panel):
     services.review_claim(task=task, user=alice)
     client.force_login(alice)
@@ -47,7 +48,7 @@ def test_it_refreshes_every_panel_the_page_asks_for(client, alice, task):
     client.force_login(alice)
     html = client.get(reverse("review-task", args=[task.pk])).content.decode()
     asked = set(re.findall(rf"/review/tasks/{task.pk}/panel/([\w-]+)", html))
-    assert asked and asked <= set(views.PANELS)
+    assert asked and asked <= set(PANELS)
     for panel in asked:
         url = reverse("review-task-panel", args=[task.pk, panel])
         assert client.get(url, **HTMX).status_code == 200, panel
