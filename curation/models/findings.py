@@ -6,6 +6,7 @@ from django.db import models
 
 from curation.models.tasks import Task
 from curation.models.trajectories import Trajectory
+from workers.audit.facts import FindingKind
 
 
 class Audit(models.Model):
@@ -57,19 +58,9 @@ class Audit(models.Model):
 
 
 class Finding(models.Model):
-    class Kind(models.TextChoices):
-        WEAK_TEST = "weak_test"
-        TAMPERING = "tampering"
-        SPECIAL_CASED_LITERAL = "special_cased_literal"
-        ALL_MODELS_FAIL_ONE_TEST = "all_models_fail_one_test"
-        UNTESTED_SPEC = "untested_spec"
-        UNLINKED_TEST = "unlinked_test"
-        FLAKY = "flaky"
-        REFERENCE_FAILS = "reference_fails"
-        UNSAFE_ACTION = "unsafe_action"
-        INVALID_TEST = "invalid_test"
-        LEAKED_SOLUTION = "leaked_solution"
-        LLM = "llm"
+    # The review agent's kinds, listed once in the engine; the labels Django makes from the
+    # member names are the ones the migrations recorded.
+    Kind = models.TextChoices("Kind", [(kind.name, kind.value) for kind in FindingKind])
 
     class Severity(models.TextChoices):
         INFO = "info"
