@@ -38,6 +38,14 @@ class TaskDifficulty(models.TextChoices):
 
 class Task(models.Model):
     Status = TaskStatus
+    # Where a task's content can still change (edited, validated again): before a decision
+    # closes it. The one list the editor, the review workspace and validation go by.
+    EDITABLE_STATUSES = (
+        TaskStatus.DRAFT,
+        TaskStatus.VALIDATING,
+        TaskStatus.NEEDS_REVIEW,
+        TaskStatus.CHANGES_REQUESTED,
+    )
 
     Origin = TaskOrigin
 
@@ -112,6 +120,10 @@ class Task(models.Model):
     @property
     def is_validated(self) -> bool:
         return self.validated_revision == self.revision
+
+    @property
+    def is_editable(self) -> bool:
+        return self.status in self.EDITABLE_STATUSES
 
 
 class TaskRevision(models.Model):
