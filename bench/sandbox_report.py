@@ -90,7 +90,16 @@ def _rounded(value: float | None) -> float | None:
 
 
 def report(figures: dict) -> None:
-    f = figures
+    """Every figure's table, (a) to (e), then the notes and the machine's load."""
+    report_overhead(figures)
+    report_breakdown(figures)
+    report_environment(figures)
+    report_throughput(figures)
+    report_jail(figures)
+    report_notes(figures)
+
+
+def report_overhead(f: dict) -> None:
     print_table(
         f"(a)+(b) bare pytest vs one validation pass / 2 - {f['task']} ({f['tests']} tests), "
         f"isolation {f['isolation']}",
@@ -121,6 +130,9 @@ def report(figures: dict) -> None:
             ),
         ],
     )
+
+
+def report_breakdown(f: dict) -> None:
     total, total_cpu = f["run_total_median_ms"], f["run_total_cpu_median_ms"]
     cpu = f["run_breakdown_cpu_median_ms"]
     print_table(
@@ -139,6 +151,9 @@ def report(figures: dict) -> None:
             for label, value in f["test_process_breakdown_ms"].items()
         ],
     )
+
+
+def report_environment(f: dict) -> None:
     rows = [
         (
             "cold, fresh root, empty wheelhouse (s)",
@@ -155,6 +170,9 @@ def report(figures: dict) -> None:
         ("second task, same environment key", f["second_task_same_environment_key"]),
     ]
     print_table("(c) environment set-up", rows)
+
+
+def report_throughput(f: dict) -> None:
     print_table(
         f"(d) throughput, {f['workers']} worker processes on {f['cores']} cores",
         [
@@ -173,6 +191,9 @@ def report(figures: dict) -> None:
             ("anchor", f["anchor"]),
         ],
     )
+
+
+def report_jail(f: dict) -> None:
     print_table(
         "(e) the jail: starts and neighbours",
         [
@@ -187,6 +208,9 @@ def report(figures: dict) -> None:
             ),
         ],
     )
+
+
+def report_notes(f: dict) -> None:
     for line in f["notes"]:
         print(f"note: {line}")
     before, after = f["load_average_1min"]

@@ -31,7 +31,7 @@ from django.dispatch import Signal
 from curation.models import SpecDependency, Specification, Task, TaskRevision
 from curation.runtime import base_reader
 from curation.services.tasks import TaskInputError, check_patches, check_statement
-from curation.services.validation import VALIDATABLE, task_validation_enqueue
+from curation.services.validation import task_validation_enqueue
 from workers.patchcore import PatchParseError
 from workers.testpatch import PatchEditError, replace_test, source_of_test
 
@@ -238,7 +238,7 @@ def task_update_content(
             raise StaleRevision(
                 expected=expected_revision, current=locked.revision, revisions=newer
             )
-        if locked.status not in VALIDATABLE:
+        if not locked.is_editable:
             raise EditNotAllowed(f"a {locked.get_status_display().lower()} task cannot be edited")
 
         diff: dict[str, dict[str, Any]] = {}

@@ -32,12 +32,6 @@ OUTPUT_TAIL_CHARS = 4000
 # The sandbox's per-run working folder: a server path, and noise in every message it is in.
 # A run folder: <sandbox root>/runs/<worker pid>.<start>-<run id>[/work]/ (see the sandbox).
 _RUN_FOLDER = re.compile(r"(?:/[^\s'\"/:]+)*/runs/[0-9.]*-?[0-9a-f]{8,}(?:/work)?(/|\b)")
-VALIDATABLE = (
-    Task.Status.DRAFT,
-    Task.Status.VALIDATING,
-    Task.Status.NEEDS_REVIEW,
-    Task.Status.CHANGES_REQUESTED,
-)
 
 
 class ValidationNotAllowed(ValueError):
@@ -46,7 +40,7 @@ class ValidationNotAllowed(ValueError):
 
 def task_validation_enqueue(*, task: Task, user=None, reruns: int | None = None) -> Job:
     """Queue validation of the task's current revision and mark it as validating."""
-    if task.status not in VALIDATABLE:
+    if not task.is_editable:
         raise ValidationNotAllowed(f"a {task.get_status_display()} task is not validated again")
     Task.objects.filter(pk=task.pk).update(status=Task.Status.VALIDATING)
     task.status = Task.Status.VALIDATING
@@ -241,7 +235,7 @@ def task_validation_abandon(*, task: Task, revision: int, reason: str, job: Job 
     worker was lost, a crash): the task leaves "validating" for draft, not validated, with
     one finding that says why; the findings of earlier runs are kept, superseded."""
     task = Task.objects.select_for_update().get(pk=task.pk)
-    if task.revision != revision or task.status not in VALIDATABLE:
+    if task.revision != revision or not task.is_editable:
         return
     first_line = _scrub(reason.splitlines()[0] if reason.strip() else "no reason given")[:500]
     earlier = task.findings.filter(source=VALIDATION_SOURCE)
@@ -441,7 +435,7 @@ def task_validation_record(
             task.status = Task.Status.NEEDS_REVIEW
     else:
         task.validated_revision = None
-        if task.status in VALIDATABLE:
+        if task.is_editable:
             task.status = Task.Status.DRAFT
     task.save(
         update_fields=[

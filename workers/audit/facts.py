@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 FAIL_TO_PASS = "FAIL_TO_PASS"
@@ -12,6 +13,25 @@ HIGH = "high"
 MEDIUM = "medium"
 LOW = "low"
 INFO = "info"
+
+
+class FindingKind(StrEnum):
+    """Every kind of finding, listed once: the auditors and validation write them, and the
+    Finding model's choices are made from this list. `LLM`: an LLM auditor's finding of a kind
+    not listed here."""
+
+    WEAK_TEST = "weak_test"
+    TAMPERING = "tampering"
+    SPECIAL_CASED_LITERAL = "special_cased_literal"
+    ALL_MODELS_FAIL_ONE_TEST = "all_models_fail_one_test"
+    UNTESTED_SPEC = "untested_spec"
+    UNLINKED_TEST = "unlinked_test"
+    FLAKY = "flaky"
+    REFERENCE_FAILS = "reference_fails"
+    UNSAFE_ACTION = "unsafe_action"
+    INVALID_TEST = "invalid_test"
+    LEAKED_SOLUTION = "leaked_solution"
+    LLM = "llm"
 
 
 @dataclass(frozen=True)

@@ -37,21 +37,23 @@ from .facts import (
     PASS_TO_PASS,
     AuditResult,
     FindingDraft,
+    FindingKind,
     TaskFacts,
     TrajectoryFacts,
 )
 from .literals import special_cased_literals
 from .unsafe import scan_action
 
-WEAK_TEST = "weak_test"
-TAMPERING = "tampering"
-SPECIAL_CASED_LITERAL = "special_cased_literal"
-ALL_MODELS_FAIL_ONE_TEST = "all_models_fail_one_test"
-UNTESTED_SPEC = "untested_spec"
-UNLINKED_TEST = "unlinked_test"
-FLAKY = "flaky"
-REFERENCE_FAILS = "reference_fails"
-UNSAFE_ACTION = "unsafe_action"
+# The kinds this auditor writes (defined once, in facts.FindingKind).
+WEAK_TEST = FindingKind.WEAK_TEST
+TAMPERING = FindingKind.TAMPERING
+SPECIAL_CASED_LITERAL = FindingKind.SPECIAL_CASED_LITERAL
+ALL_MODELS_FAIL_ONE_TEST = FindingKind.ALL_MODELS_FAIL_ONE_TEST
+UNTESTED_SPEC = FindingKind.UNTESTED_SPEC
+UNLINKED_TEST = FindingKind.UNLINKED_TEST
+FLAKY = FindingKind.FLAKY
+REFERENCE_FAILS = FindingKind.REFERENCE_FAILS
+UNSAFE_ACTION = FindingKind.UNSAFE_ACTION
 
 # Trajectories marked unsafe are left out of training exports: medium and high actions only.
 UNSAFE_SEVERITIES = {MEDIUM, HIGH}

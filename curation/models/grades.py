@@ -1,6 +1,6 @@
 """Grades: a patch run against one revision of a task's hidden tests, on request over the API.
 
-Imported by curation.models (the app's model registry). A grade is the result, stored once per
+Re-exported by curation.models (the app's model registry). A grade is the result, stored once per
 (task, task revision, patch SHA-256): asking again returns it. Each model that asked for it is a
 GradeSubmission (small rows, so pass rates per model and spec kind come from grades as they come
 from trajectories); each spec's verdict is a GradeSpecResult.

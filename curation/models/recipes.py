@@ -1,6 +1,6 @@
 """The environment recipe of a repository snapshot, with what trying it reported.
 
-Imported by curation.models (the app's model registry); kept apart because the recipe is its
+Re-exported by curation.models (the app's model registry); kept apart because the recipe is its
 own concern: inferred, tried, shown and edited, and what the environment's cache key is made of.
 """
 
