@@ -33,14 +33,6 @@ from workers import testpatch
 from workers.models import Job
 from workers.patchcore import PatchParseError
 
-# Statuses whose content may still change; a decided task is frozen.
-EDITABLE_STATUSES = (
-    Task.Status.DRAFT,
-    Task.Status.VALIDATING,
-    Task.Status.NEEDS_REVIEW,
-    Task.Status.CHANGES_REQUESTED,
-)
-
 
 def test_code(*, task: Task, test: TestCase, read_base=None) -> tuple[str, int, bool]:
     """A test's source and first line as the hidden test patch leaves its file (what runs and
@@ -296,9 +288,7 @@ def task_workspace(*, task: Task, user) -> Workspace:
         spec_matrix=graph.adjacency(specs, edges),
         graph_dense=graph.is_dense(specs, edges),
     )
-    workspace.can_edit = task.status in EDITABLE_STATUSES and (
-        curator or lease.assignment is not None
-    )
+    workspace.can_edit = task.is_editable and (curator or lease.assignment is not None)
     workspace.can_decide = lease.assignment is not None
     workspace.can_adjudicate = curator and adjudication is not None
     workspace.findings_hidden = findings_hidden(
@@ -328,7 +318,7 @@ def findings_hidden(
 
 
 def can_edit(*, task: Task, user) -> bool:
-    if task.status not in EDITABLE_STATUSES:
+    if not task.is_editable:
         return False
     return is_curator(user) or active_assignment(task=task, user=user) is not None
 
