@@ -6,6 +6,7 @@ imports this app.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from django.db.models import QuerySet
@@ -15,34 +16,21 @@ from curation.review_port import ReviewRecord
 from review import agreement
 from review.models import Review, ReviewAssignment
 
-_RECORD_FIELDS = (
-    "id",
-    "task_id",
-    "task__instance_id",
-    "task_revision",
-    "reviewer_id",
-    "decision",
-    "spec_clarity",
-    "test_validity",
-    "interdependency",
-    "comment",
-    "is_adjudication",
-    "blind",
-    "created_at",
-)
+# ReviewRecord's fields and where each comes from (same name on Review unless given).
+_LOOKUPS = {field.name: field.name for field in fields(ReviewRecord)} | {
+    "instance_id": "task__instance_id"
+}
 
 
 class ReviewAppPort:
     def reviews(self, *, dataset: Dataset) -> list[ReviewRecord]:
+        names = list(_LOOKUPS)
         rows = (
             Review.objects.filter(task__dataset=dataset)
             .order_by("created_at", "id")
-            .values_list(*_RECORD_FIELDS)
+            .values_list(*_LOOKUPS.values())
         )
-        return [
-            ReviewRecord(*row)  # the fields in ReviewRecord's order
-            for row in rows.iterator(chunk_size=5000)
-        ]
+        return [ReviewRecord(**dict(zip(names, row, strict=True))) for row in rows.iterator(5000)]
 
     def has_decided(self, *, task: Task, user) -> bool:
         return Review.objects.filter(task=task, reviewer=user, is_adjudication=False).exists()
