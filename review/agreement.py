@@ -17,6 +17,7 @@ import krippendorff
 import numpy as np
 
 from curation.access import visible_tasks
+from curation.review_port import Decision
 from review.models import Review
 from review.services import consensus_of
 
@@ -29,10 +30,12 @@ ITEMS = [
     ("decision", "Decision", "nominal"),
 ]
 CODES = {
-    "decision": {"approve": 0, "request_changes": 1, "reject": 2},
+    "decision": {decision: code for code, decision in enumerate(Decision.values)},
     "difficulty": {"<15m": 0, "15m-1h": 1, "1-4h": 2, ">4h": 3},
 }
 MAX_REVIEWS = 20_000
+# Digits of alpha and percent agreement wherever they are shown or stored.
+ALPHA_DIGITS = 3
 
 
 @dataclass
@@ -60,25 +63,52 @@ def _code(item: str, value) -> float:
     return float(CODES[item][value]) if item in CODES else float(value)
 
 
-def alpha(units: dict, reviewers: list[str], item: str, level: str) -> float | None:
-    """Krippendorff's alpha over units rated by two or more reviewers; None if undefined."""
-    rated = [u for u in units.values() if len(u["ratings"]) >= 2]
-    if not rated or len(reviewers) < 2:
+def krippendorff_alpha(units: list[dict], level: str) -> float | None:
+    """Krippendorff's alpha over units (rater -> coded value) rated by two or more raters.
+
+    The one implementation: the agreement page, the dashboard and every release datasheet use
+    it. None when alpha is undefined: no unit rated twice, or no variation at all (everyone gave
+    the same value everywhere: expected disagreement is 0 and alpha is 0/0; percent agreement,
+    reported beside it, says they agreed). Rounded to ALPHA_DIGITS.
+    """
+    rated = [unit for unit in units if len(unit) >= 2]
+    if not rated:
         return None
-    index = {name: i for i, name in enumerate(reviewers)}
-    data = np.full((len(reviewers), len(rated)), np.nan)
+    raters = sorted({rater for unit in rated for rater in unit})
+    index = {rater: i for i, rater in enumerate(raters)}
+    data = np.full((len(raters), len(rated)), np.nan)
     for j, unit in enumerate(rated):
-        for name, review in unit["ratings"].items():
-            data[index[name], j] = _code(item, getattr(review, item))
-    values = data[~np.isnan(data)]
-    if len(np.unique(values)) < 2:
-        # Everyone gave the same value everywhere: perfect agreement, alpha is 1 by convention.
-        return 1.0
+        for rater, value in unit.items():
+            data[index[rater], j] = value
+    if len(np.unique(data[~np.isnan(data)])) < 2:
+        return None
     try:
         result = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
     except (ValueError, ZeroDivisionError):
         return None
-    return None if np.isnan(result) else round(float(result), 3)
+    return None if np.isnan(result) else round(float(result), ALPHA_DIGITS)
+
+
+def percent_agreement(units: list[dict]) -> float | None:
+    """Share of agreeing pairs of ratings within units rated twice or more; None without pairs."""
+    pairs = agreeing = 0
+    for unit in units:
+        for a, b in itertools.combinations(unit.values(), 2):
+            pairs += 1
+            agreeing += a == b
+    return round(agreeing / pairs, ALPHA_DIGITS) if pairs else None
+
+
+def item_figures(units: dict, item: str, level: str) -> dict:
+    """Alpha and percent agreement of one rubric item over the units' ratings."""
+    coded = [
+        {name: _code(item, getattr(review, item)) for name, review in unit["ratings"].items()}
+        for unit in units.values()
+    ]
+    return {
+        "alpha": krippendorff_alpha(coded, level),
+        "percent_agreement": percent_agreement(coded),
+    }
 
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
@@ -98,16 +128,11 @@ def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
     return round((observed - expected) / (1 - expected), 3)
 
 
-def agreement_report(*, user, dataset=None) -> dict:
-    reviews = (
-        Review.objects.filter(task__in=visible_tasks(user))
-        .select_related("reviewer", "task__dataset")
-        .order_by("-created_at")
-    )
-    if dataset is not None:
-        reviews = reviews.filter(task__dataset=dataset)
+def _units(reviews) -> dict[tuple[int, int], dict]:
+    """Reviews (newest first) grouped by task revision: each reviewer's last word, and the
+    adjudicator's decision apart (it settles a disagreement, it is not a rating)."""
     units: dict[tuple[int, int], dict] = {}
-    for review in reviews[:MAX_REVIEWS]:
+    for review in reviews:
         unit = units.setdefault(
             (review.task_id, review.task_revision),
             {
@@ -122,10 +147,37 @@ def agreement_report(*, user, dataset=None) -> dict:
             unit["adjudicated"] = review.decision
         else:
             unit["ratings"].setdefault(name, review)
+    return units
+
+
+def _newest_first(reviews):
+    return reviews.select_related("reviewer", "task__dataset").order_by("-created_at", "-id")
+
+
+def decision_agreement(*, dataset) -> dict:
+    """Agreement on the decision over all of a dataset's reviews, for its release datasheet:
+    the same units, alpha and rounding as the agreement page."""
+    units = _units(_newest_first(Review.objects.filter(task__dataset=dataset)).iterator(2000))
+    shared = {key: unit for key, unit in units.items() if len(unit["ratings"]) >= 2}
+    figures = item_figures(shared, "decision", "nominal")
+    return {
+        "measure": "decision (approve / request_changes / reject), nominal",
+        "items": len(shared),
+        "reviews": sum(len(unit["ratings"]) for unit in shared.values()),
+        "percent_agreement": figures["percent_agreement"],
+        "krippendorff_alpha": figures["alpha"],
+    }
+
+
+def agreement_report(*, user, dataset=None) -> dict:
+    reviews = _newest_first(Review.objects.filter(task__in=visible_tasks(user)))
+    if dataset is not None:
+        reviews = reviews.filter(task__dataset=dataset)
+    units = _units(reviews[:MAX_REVIEWS])
     reviewers = sorted({n for u in units.values() for n in u["ratings"]})
 
     items = [
-        {"field": f, "label": label, "level": level, "alpha": alpha(units, reviewers, f, level)}
+        {"field": f, "label": label, "level": level, **item_figures(units, f, level)}
         for f, label, level in ITEMS
     ]
 

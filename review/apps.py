@@ -11,5 +11,12 @@ class ReviewConfig(AppConfig):
         from review.services import on_task_content_changed
 
         task_content_changed.connect(on_task_content_changed, dispatch_uid="review-reopen-slots")
-        # The demo's seeded reviews are a job kind of this app.
-        from review import demo  # noqa: F401
+        # Curation reads reviews through the port it owns; this app is its implementation.
+        from curation.review_port import register
+        from review.port import ReviewAppPort
+
+        register(ReviewAppPort())
+        # The reviews API is this app's resource on curation's router (curation.api never
+        # imports review), registered before the URL configuration builds the router's urls;
+        # the demo's seeded reviews are a job kind of this app.
+        from review import api, demo  # noqa: F401

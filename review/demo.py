@@ -12,19 +12,21 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from curation.models import Dataset, Task
+from curation.review_port import Decision
 from review.services import ReviewError, RubricInput, review_claim, review_submit
 from workers.registry import job_handler
 
 # Per task: each reviewer's (decision, spec clarity, test validity, interdependency, bucket).
+APPROVE, REJECT = Decision.APPROVE, Decision.REJECT
 PLANS = [
-    [("approve", 0, 0, 1, "15m-1h"), ("approve", 0, 1, 1, "15m-1h")],
-    [("approve", 1, 0, 0, "<15m"), ("approve", 1, 0, 1, "<15m")],
-    [("approve", 1, 1, 1, "1-4h"), ("reject", 2, 2, 1, "15m-1h")],
-    [("reject", 2, 3, 2, "15m-1h"), ("reject", 3, 2, 2, "15m-1h")],
+    [(APPROVE, 0, 0, 1, "15m-1h"), (APPROVE, 0, 1, 1, "15m-1h")],
+    [(APPROVE, 1, 0, 0, "<15m"), (APPROVE, 1, 0, 1, "<15m")],
+    [(APPROVE, 1, 1, 1, "1-4h"), (REJECT, 2, 2, 1, "15m-1h")],
+    [(REJECT, 2, 3, 2, "15m-1h"), (REJECT, 3, 2, 2, "15m-1h")],
 ]
 COMMENTS = {
-    "approve": "Clear statement; the hidden tests check what the specs say.",
-    "reject": "A correct solution could fail these tests; the specs do not say enough.",
+    APPROVE: "Clear statement; the hidden tests check what the specs say.",
+    REJECT: "A correct solution could fail these tests; the specs do not say enough.",
 }
 
 

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from curation.models import Specification, Task, TestCase
+from curation.review_port import Decision
 
 
 class ReviewAssignment(models.Model):
@@ -48,10 +49,8 @@ class ReviewAssignment(models.Model):
 
 
 class Review(models.Model):
-    class Decision(models.TextChoices):
-        APPROVE = "approve"
-        REQUEST_CHANGES = "request_changes"
-        REJECT = "reject"
+    # Defined once, in the port curation reads reviews through.
+    Decision = Decision
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(
@@ -79,7 +78,7 @@ class Review(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(decision__in=["approve", "request_changes", "reject"]),
+                condition=Q(decision__in=Decision.values),
                 name="review_decision_valid",
             ),
             models.CheckConstraint(

@@ -1,4 +1,5 @@
-"""Viewsets of the API's resources (registered on the router at import)."""
+"""Viewsets of the API's resources (registered on the router at import). Reviews register
+from the review app (review/api.py), which owns them."""
 
 from curation.api import (  # noqa: F401
     datasets,
@@ -7,6 +8,5 @@ from curation.api import (  # noqa: F401
     jobs,
     releases,
     repositories,
-    reviews,
     tasks,
 )

@@ -9,7 +9,7 @@ ones (the findings may have anchored the reviewer). One computation (`audit_cali
 the calibration page, the dashboard card, the API and the release datasheet.
 
 Reviews belong to the review app, which nothing here imports (DESIGN.md); they are read
-through the app registry by name.
+through the port curation owns (`curation.review_port`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.apps import apps
 from django.conf import settings as django_settings
 
 from curation import access
 from curation.models import Audit, Dataset, Finding, Task, in_blind_sample
+from curation.review_port import TURNED_DOWN, review_port
 from curation.services.audit import AUDIT_KIND, HEURISTIC_SOURCE, LLM_SOURCE_PREFIX
 from workers.audit.calibration import Settings, calibrate
 from workers.models import Job
@@ -54,8 +54,6 @@ def task_audit_runs(*, task: Task, limit: int = 20) -> list[dict[str, Any]]:
 
 
 SEVERITY_ORDER = ("high", "medium", "low", "info")
-# Human decisions, as the positive class ("should not be approved") sees them.
-TURNED_DOWN = ("reject", "request_changes")
 
 GROUPS = {
     "blind": (
@@ -117,19 +115,11 @@ def findings_hidden(
     if not task.dataset.blind_for(task.instance_id):
         return False
     if decided is None:
-        decided = (
-            apps.get_model("review", "Review")
-            .objects.filter(task=task, reviewer=user, is_adjudication=False)
-            .exists()
-        )
+        decided = review_port().has_decided(task=task, user=user)
     if decided:
         return False
     if holds_lease is None:
-        holds_lease = (
-            apps.get_model("review", "ReviewAssignment")
-            .objects.filter(task=task, reviewer=user, status="active")
-            .exists()
-        )
+        holds_lease = review_port().holds_lease(task=task, user=user)
     return holds_lease or not access.is_curator(user)
 
 
@@ -139,15 +129,10 @@ def blind_task_ids(*, user) -> list[int]:
     for lists, such as the API's findings."""
     if access.is_curator(user):
         return []
-    review_model = apps.get_model("review", "Review")
     candidates = (
         access.visible_tasks(user)
         .filter(dataset__blind_review_share__gt=0)
-        .exclude(
-            pk__in=review_model.objects.filter(reviewer=user, is_adjudication=False).values(
-                "task_id"
-            )
-        )
+        .exclude(pk__in=review_port().decided_task_ids(user=user))
         .values_list("pk", "instance_id", "dataset__name", "dataset__blind_review_share")
     )
     return [
@@ -187,7 +172,6 @@ def _sets_by_audit(dataset: Dataset) -> dict[int, dict[str, list[int]]]:
 def _pinned_decisions(dataset: Dataset) -> list[dict[str, Any]]:
     """Every reviewer's decision with, per row, the verdict in force when it was made: None
     (no audit yet: not compared), or (flagged, dismissed flagging findings)."""
-    review_model = apps.get_model("review", "Review")
     audits: dict[tuple[int, int], list[tuple]] = defaultdict(list)
     for row in (
         Audit.objects.filter(task__dataset=dataset)
@@ -197,11 +181,10 @@ def _pinned_decisions(dataset: Dataset) -> list[dict[str, Any]]:
         audits[(row[0], row[1])].append(row[2:])
     sets = _sets_by_audit(dataset)
     decisions = []
-    for task_id, revision, decision, blind, created_at in (
-        review_model.objects.filter(task__dataset=dataset, is_adjudication=False)
-        .order_by("created_at", "id")
-        .values_list("task_id", "task_revision", "decision", "blind", "created_at")
-    ):
+    for review in review_port().reviews(dataset=dataset):
+        if review.is_adjudication:
+            continue
+        task_id, revision, created_at = review.task_id, review.task_revision, review.created_at
         before = [a for a in audits.get((task_id, revision), ()) if a[0] <= created_at]
         latest = before[-1] if before else None
         latest_llm = next((a for a in reversed(before) if a[2] == Audit.LLMStatus.OK), None)
@@ -222,8 +205,8 @@ def _pinned_decisions(dataset: Dataset) -> list[dict[str, Any]]:
         decisions.append(
             {
                 "task": task_id,
-                "turned_down": decision in TURNED_DOWN,
-                "blind": blind,
+                "turned_down": review.decision in TURNED_DOWN,
+                "blind": review.blind,
                 "verdicts": verdicts,
             }
         )

@@ -1,22 +1,20 @@
 """Reads about releases: who sees which, the datasheet's figures, and the diff of two versions.
 
 Reviews belong to the review app, which nothing here imports (DESIGN.md); they are read through
-the app registry by name.
+the port curation owns (`curation.review_port`).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
-from itertools import combinations
+from collections import Counter
 from typing import Any
 
-from django.apps import apps
 from django.db.models import Count, Q, QuerySet
 
 from curation import access
 from curation.exports.records import ExportCounts, ExportOptions
 from curation.models import Dataset, Evaluation, Finding, Release, Task, Trajectory
+from curation.review_port import TURNED_DOWN, Decision, review_port
 from curation.selectors.audit import audit_calibration
 from curation.selectors.evaluations import pass_rates_by_kind
 from curation.selectors.quality import quality_report
@@ -105,23 +103,17 @@ class RecordStats:
         }
 
 
-def _review_model():
-    return apps.get_model("review", "Review")
-
-
 def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
     """How many of the dataset's tasks were rejected or sent back, and the reasons given."""
-    Review = _review_model()
-    reviews = Review.objects.filter(task__dataset=dataset)
-    blocking = reviews.filter(decision__in=["reject", "request_changes"])
+    blocking = [r for r in review_port().reviews(dataset=dataset) if r.decision in TURNED_DOWN]
     rubric = {
-        criterion: blocking.filter(**{f"{criterion}__gte": RUBRIC_BLOCKING}).count()
+        criterion: sum(1 for r in blocking if getattr(r, criterion) >= RUBRIC_BLOCKING)
         for criterion in RUBRIC
     }
     turned_down = Task.objects.filter(dataset=dataset).filter(
         Q(status=Task.Status.REJECTED)
         | Q(status=Task.Status.CHANGES_REQUESTED)
-        | Q(reviews__decision__in=["reject", "request_changes"])
+        | Q(pk__in={r.task_id for r in blocking})
     )
     findings = (
         Finding.objects.filter(task__in=turned_down.values("pk"), dismissed=False, superseded=False)
@@ -129,34 +121,33 @@ def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .order_by("kind")
     )
+    newest_first = sorted(blocking, key=lambda r: (r.created_at, r.id), reverse=True)
     comments = [
         {
-            "instance_id": instance_id,
-            "decision": decision,
-            "comment": comment[:COMMENT_CHARS],
+            "instance_id": r.instance_id,
+            "decision": r.decision,
+            "comment": r.comment[:COMMENT_CHARS],
         }
-        for instance_id, decision, comment in blocking.exclude(comment="")
-        .order_by("-created_at", "-id")
-        .values_list("task__instance_id", "decision", "comment")[:COMMENT_EXCERPTS]
-    ]
+        for r in newest_first
+        if r.comment
+    ][:COMMENT_EXCERPTS]
     statuses = dict(
         Task.objects.filter(dataset=dataset)
         .values_list("status")
         .annotate(n=Count("id"))
         .order_by("status")
     )
+    sent_back = [r for r in blocking if r.decision == Decision.REQUEST_CHANGES]
     return {
         "tasks_by_status": statuses,
         "rejected": {
             "tasks": statuses.get(Task.Status.REJECTED, 0),
-            "reviews": blocking.filter(decision="reject").count(),
+            "reviews": sum(1 for r in blocking if r.decision == Decision.REJECT),
         },
         "sent_back": {
-            "tasks": Task.objects.filter(dataset=dataset, reviews__decision="request_changes")
-            .distinct()
-            .count(),
+            "tasks": len({r.task_id for r in sent_back}),
             "still_open": statuses.get(Task.Status.CHANGES_REQUESTED, 0),
-            "reviews": blocking.filter(decision="request_changes").count(),
+            "reviews": len(sent_back),
         },
         "reasons": {
             "rubric_blocking": rubric,
@@ -166,59 +157,11 @@ def review_outcomes(*, dataset: Dataset) -> dict[str, Any]:
     }
 
 
-def _krippendorff_alpha(units: list[dict[int, str]]) -> float | None:
-    """Nominal alpha over units (reviewer -> decision); None when it is undefined."""
-    if not units:
-        return None
-    import krippendorff
-    import numpy as np
-
-    raters = sorted({rater for unit in units for rater in unit})
-    categories = sorted({value for unit in units for value in unit.values()})
-    if len(categories) < 2:
-        # Everyone always said the same thing: no disagreement to measure, alpha is 0/0.
-        return None
-    code = {value: index for index, value in enumerate(categories)}
-    matrix = np.full((len(raters), len(units)), np.nan)
-    row = {rater: index for index, rater in enumerate(raters)}
-    for column, unit in enumerate(units):
-        for rater, value in unit.items():
-            matrix[row[rater], column] = code[value]
-    try:
-        value = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
-    except (ValueError, ZeroDivisionError):
-        return None
-    return None if math.isnan(value) else round(value, 4)
-
-
 def reviewer_agreement(*, dataset: Dataset) -> dict[str, Any]:
-    """Agreement on the decision between reviewers of the same task revision.
-
-    Adjudications are left out: they settle a disagreement, they are not a second opinion.
-    """
-    Review = _review_model()
-    units: dict[tuple[int, int], dict[int, str]] = defaultdict(dict)
-    rows = (
-        Review.objects.filter(task__dataset=dataset, is_adjudication=False)
-        .order_by("task_id", "task_revision", "created_at", "id")
-        .values_list("task_id", "task_revision", "reviewer_id", "decision")
-    )
-    for task_id, revision, reviewer_id, decision in rows:
-        # A reviewer who reviewed one revision twice counts with their last word.
-        units[(task_id, revision)][reviewer_id] = decision
-    shared = [unit for unit in units.values() if len(unit) >= 2]
-    pairs = agreeing = 0
-    for unit in shared:
-        for a, b in combinations(unit.values(), 2):
-            pairs += 1
-            agreeing += a == b
-    return {
-        "measure": "decision (approve / request_changes / reject), nominal",
-        "items": len(shared),
-        "reviews": sum(len(unit) for unit in shared),
-        "percent_agreement": round(agreeing / pairs, 4) if pairs else None,
-        "krippendorff_alpha": _krippendorff_alpha(shared),
-    }
+    """Agreement on the decision between reviewers of the same task revision, computed by the
+    review app (the agreement page's units, alpha and rounding). Adjudications are left out:
+    they settle a disagreement, they are not a second opinion."""
+    return review_port().decision_agreement(dataset=dataset)
 
 
 def model_pass_rates(*, release: Release) -> list[dict[str, Any]]:

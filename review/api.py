@@ -1,5 +1,6 @@
-"""Read-only reviews. The review app is read through the app registry, never imported
-(DESIGN.md: nothing but the URL configuration imports `review`).
+"""Read-only reviews at /api/v1/reviews. The resource lives in the review app, which owns the
+model, and registers on curation's router from `ReviewConfig.ready()`: curation.api never
+imports review (DESIGN.md, enforced by import-linter).
 
 Curators see every review of the tasks they can see; a reviewer sees only their own, so that a
 second reviewer's decision is not swayed by the first's (blind double review).
@@ -8,21 +9,20 @@ second reviewer's decision is not swayed by the first's (blind double review).
 from __future__ import annotations
 
 import django_filters
-from django.apps import apps
 from rest_framework import serializers, viewsets
 
 from curation import access
 from curation.api.filters import BooleanFilter, IntegerFilter, VisibleDatasetFilter
 from curation.api.router import router
-
-Review = apps.get_model("review", "Review")
+from curation.review_port import Decision
+from review.models import Review
 
 
 class ReviewFilter(django_filters.FilterSet):
     task = IntegerFilter(field_name="task_id")
     dataset = VisibleDatasetFilter(field_name="task__dataset__name")
     reviewer = django_filters.CharFilter(field_name="reviewer__username")
-    decision = django_filters.ChoiceFilter(choices=Review.Decision.choices)
+    decision = django_filters.ChoiceFilter(choices=Decision.choices)
     task_revision = IntegerFilter()
     is_adjudication = BooleanFilter()
 
