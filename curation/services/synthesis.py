@@ -25,6 +25,7 @@ from curation.services.repositories import RepositoryNotReady, repository_check_
 from curation.services.tasks import TaskInputError, task_create
 from curation.services.validation import task_validate_now, task_validation_abandon
 from workers.models import Job
+from workers.recipes.report import suite_shortfall
 from workers.sandbox import SandboxError
 from workers.services import JobFailed, job_enqueue
 from workers.synthesis.coverage_cache import CoverageCache
@@ -200,6 +201,9 @@ def synthesis_run(*, job: Job, ctx) -> dict[str, Any]:
     message = f"{verified} of {asked} asked verified ({report['tasks_produced']} produced)"
     if not verified:
         reason, hint = no_task_reason(report)
+        if broken := suite_shortfall(recipe.report):
+            # What the engine then met (too few failing tests, nothing covered) follows from it.
+            reason, hint = f"{broken}; so {reason}", SUITE_SHORTFALL_HINT
         raise JobFailed(f"{message}: {reason}. Fix: {hint}", result={"report": report})
     if verified < asked:
         message += f"; short by {asked - verified}: {no_task_reason(report)[0]}"
@@ -275,6 +279,12 @@ def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[
         coverage_cache_hits=cache.hits,
     )
 
+
+SUITE_SHORTFALL_HINT = (
+    "most of its suite does not run in this environment: read the environment report, then add "
+    "what the tests need to the recipe (packages, environment variables, setup commands), or "
+    "import a source whose tests run (an sdist may leave out the tests' own helpers)"
+)
 
 # What to do about the most common reason a run yields nothing.
 _HINTS = (

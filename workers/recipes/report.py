@@ -124,3 +124,27 @@ def environment_report(result: RunResult) -> EnvironmentReport:
         output_tail=(result.stdout_tail or result.stderr_tail)[-2000:],
         error_lines=error_lines[:50],
     )
+
+
+# Below this share of its test files collecting, or of its tests not erroring, a suite says
+# little about the code: the environment (or the source) is the cause of what follows.
+_BROKEN_SHARE = 0.5
+
+
+def suite_shortfall(report: dict) -> str | None:
+    """One sentence when most of the suite cannot run in this environment (most test files fail
+    to collect, or most tests error), naming the first error; None when it mostly runs."""
+    problems = report.get("collection_errors") or []
+    files = report.get("test_files") or 0
+    if files and len(problems) >= _BROKEN_SHARE * files:
+        first = problems[0]
+        return (
+            f"{len(problems)} of {files} test files fail to collect "
+            f"(first: {first.get('path')}: {first.get('first_line')})"
+        )
+    collected, errors = report.get("collected") or 0, report.get("errors") or 0
+    if collected and errors >= _BROKEN_SHARE * collected:
+        lines = report.get("error_lines") or []
+        first_line = f" (first: {lines[0]})" if lines else ""
+        return f"{errors} of {collected} tests error before they run{first_line}"
+    return None

@@ -116,3 +116,34 @@ def test_the_cause_of_a_shortfall_comes_with_a_fix():
     )
     assert cause == "3 rejected (most often 3x: validation: reference fails tests)"
     assert "flaky" in fix
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_a_suite_that_mostly_cannot_collect_is_named_as_the_cause(
+    repo_storage, sandbox_root, dataset, tmp_path
+):
+    # As an sdist that leaves out tests/__init__.py, which the test modules import helpers from:
+    # only one test file collects; the job names that, not just what the engine met next.
+    folder = tmp_path / "helpers_missing"
+    (folder / "calc").mkdir(parents=True)
+    (folder / "calc" / "__init__.py").write_text(
+        "def double(x):\n    return twice(x)\n\n\ndef twice(x):\n    return x + x\n"
+    )
+    (folder / "tests").mkdir()
+    for name in ("a", "b", "c"):
+        (folder / "tests" / f"test_{name}.py").write_text(
+            "from tests import OrderedDict\nfrom calc import double\n\n"
+            f"def test_{name}():\n    assert double(2) == 4\n"
+        )
+    (folder / "tests" / "test_ok.py").write_text(
+        "from calc import double\n\ndef test_ok():\n    assert double(1) == 2\n"
+    )
+    (folder / "pyproject.toml").write_text("[project]\nname = 'calc'\nversion = '0'\n")
+    repository = repository_import(source=str(folder), name="helpers-missing")
+    job = synthesis_enqueue(repository=repository, dataset=dataset, count=2, seed=1)
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.message.startswith("0 of 2 asked verified")
+    assert "3 of 4 test files fail to collect (first: tests/test_a.py: ImportError" in job.message
+    assert "Fix: most of its suite does not run in this environment" in job.message
