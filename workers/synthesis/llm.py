@@ -27,12 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.gitstore import GitError, git, list_files, read_file
-from workers.patchcore import PatchParseError, PatchPart, split_by_function
-from workers.sandbox.types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
-from workers.synthesis.coverage_map import CoverageMap
-from workers.synthesis.difficulty import estimate_difficulty
-from workers.synthesis.edits import creation_patch
-from workers.synthesis.llm_client import (
+from workers.llm_client import (
     HTTP_ERROR,
     MALFORMED,
     OK,
@@ -43,6 +38,11 @@ from workers.synthesis.llm_client import (
     LLMConfig,
     Usage,
 )
+from workers.patchcore import PatchParseError, PatchPart, split_by_function
+from workers.sandbox.types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
+from workers.synthesis.coverage_map import CoverageMap
+from workers.synthesis.difficulty import estimate_difficulty
+from workers.synthesis.edits import creation_patch
 from workers.synthesis.llm_context import (
     ModuleContext,
     build_context,
