@@ -25,7 +25,7 @@ from workers.sandbox import SandboxError
 from workers.sandbox.types import RunRequest, RunResult
 from workers.services import JobFailed, JobLeaseLost, job_enqueue
 from workers.synthesis.trivial import TrivialCheck, check_trivial
-from workers.validation import ValidationInput, ValidationOutcome, validate_task
+from workers.validation import ReasonCode, ValidationInput, ValidationOutcome, validate_task
 
 VALIDATION_SOURCE = "validation"
 OUTPUT_TAIL_CHARS = 4000
@@ -131,10 +131,10 @@ def validation_could_not_run(outcome: ValidationOutcome) -> str:
     verdicts = list(outcome.tests.values())
     if not verdicts:
         return ""
-    if any(v.reason == "validation could not run" for v in verdicts):
+    if any(v.code == ReasonCode.COULD_NOT_RUN for v in verdicts):
         return "; ".join(_scrub(r).split("\n", 1)[0] for r in outcome.reasons) or "a run failed"
     intended = [v for v in verdicts if v.intended == "FAIL_TO_PASS"]
-    collection = [r for r in outcome.reasons if "collection error" in r]
+    collection = [r.message for r in outcome.problems if r.code == ReasonCode.COLLECTION_ERROR]
     if intended and collection and all(_never_collected(v) for v in intended):
         first = _scrub(collection[0]).split("\n", 1)[0]
         return f"no FAIL_TO_PASS test was collected ({first})"
@@ -509,7 +509,7 @@ def _findings(task: Task, outcome: ValidationOutcome, output_tail: str) -> list[
                     },
                 )
             )
-        elif verdict.role == "invalid" and verdict.reason.startswith("the reference"):
+        elif verdict.role == "invalid" and verdict.code == ReasonCode.REFERENCE_FAILS:
             findings.append(
                 Finding(
                     task=task,
