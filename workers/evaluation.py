@@ -18,11 +18,10 @@ patch, the FAIL_TO_PASS / PASS_TO_PASS lists and which tests verify which spec, 
 from __future__ import annotations
 
 import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from workers import gitstore
 from workers.patchcore import PatchParseError, parse_patch
@@ -248,16 +247,7 @@ def check_patches(snapshot: Snapshot, patches: tuple[str, ...]) -> PatchFailure 
     Uses the same `git apply` options as the sandbox, against the stored (bare) repository, so
     a patch that cannot apply is found without building an environment or a working copy.
     """
-    with tempfile.TemporaryDirectory(prefix="specloom-apply-") as scratch:
-        # `apply --cached` writes the patched blobs: into the scratch folder, never into the
-        # stored repository (agents' patches are not ours to keep there).
-        env = {
-            "GIT_INDEX_FILE": str(Path(scratch) / "index"),
-            "GIT_OBJECT_DIRECTORY": str(Path(scratch) / "objects"),
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(snapshot.git_dir) / "objects"),
-        }
-        Path(env["GIT_OBJECT_DIRECTORY"]).mkdir()
-        gitstore.git("read-tree", snapshot.commit, git_dir=snapshot.git_dir, env=env)
+    with gitstore.scratch_index(snapshot.git_dir, snapshot.commit) as env:
         for index, patch in enumerate(patches):
             if not patch.strip():
                 continue
@@ -266,17 +256,7 @@ def check_patches(snapshot: Snapshot, patches: tuple[str, ...]) -> PatchFailure 
             except UnicodeEncodeError as exc:
                 return PatchFailure(index, "", "", f"the patch is not valid text: {exc}")
             try:
-                gitstore.git(
-                    "apply",
-                    "--cached",
-                    "--recount",
-                    "--whitespace=nowarn",
-                    "-",
-                    git_dir=snapshot.git_dir,
-                    env=env,
-                    input=data,
-                    timeout=120,
-                )
+                gitstore.apply_to_index(snapshot.git_dir, env, data)
             except gitstore.GitError as exc:
                 return describe_failure(index, patch, exc.stderr)
     return None

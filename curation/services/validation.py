@@ -24,6 +24,7 @@ from workers.patchcore import PatchParseError, PatchPart, patched_files, split_b
 from workers.sandbox import SandboxError
 from workers.sandbox.types import RunRequest, RunResult
 from workers.services import JobFailed, JobLeaseLost, job_enqueue
+from workers.synthesis.proposals import spec_key_order
 from workers.synthesis.trivial import TrivialCheck, check_trivial
 from workers.validation import ReasonCode, ValidationInput, ValidationOutcome, validate_task
 
@@ -351,10 +352,6 @@ def _keep_claims(task: Task) -> None:
     Specification.objects.bulk_update(specs, ["claimed_tests"])
 
 
-def _key_order(key: str) -> tuple[int, str]:
-    return (int(key[1:]), key) if key[1:].isdigit() else (0, key)
-
-
 @transaction.atomic
 def task_validation_record(
     *,
@@ -425,7 +422,7 @@ def task_validation_record(
         "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
         "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
         "specs_verified": verified_specs,
-        "specs_unverified": sorted(linkage.notes, key=_key_order),
+        "specs_unverified": sorted(linkage.notes, key=spec_key_order),
         "runs": [{**run.__dict__, "problem": _scrub(run.problem)} for run in outcome.runs],
         "seconds": outcome.seconds,
         "environment_key": outcome.environment_key,
