@@ -27,7 +27,6 @@ from curation.services.validation import task_validate_now, task_validation_aban
 from workers.models import Job
 from workers.sandbox import SandboxError
 from workers.services import JobFailed, job_enqueue
-from workers.synthesis.coverage_cache import CoverageCache
 from workers.synthesis.statement import tidy_title
 from workers.validation import ReasonCode
 
@@ -219,7 +218,7 @@ def synthesis_discard_unfinished(job: Job) -> int:
 
 def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[str, Any]:
     engine = job.params["engine"]
-    cache = CoverageCache(runtime.run_in_sandbox, settings.STORAGE_ROOT / "coverage")
+    cache = runtime.coverage_cached_runner()
     outcome = _run_engine(
         job=job,
         repository=repository,
