@@ -136,7 +136,8 @@ def _run_engine(*, job: Job, repository: Repository, runner, progress):
     snapshot = runtime.snapshot_for(repository)
     environment = runtime.environment_for(repository)
     if params["engine"] == "llm":
-        from workers.synthesis.llm import LLMConfig, synthesize_llm
+        from workers.llm_client import LLMConfig
+        from workers.synthesis.llm import synthesize_llm
 
         llm = params.get("llm") or {}
         config = LLMConfig(

@@ -12,6 +12,9 @@ without the feature) becomes the next user message, up to `rounds` rounds per ta
 The base commit of an LLM task is the snapshot commit: the model adds a feature, so nothing is
 removed first. Model misbehaviour and HTTP trouble never raise out of `synthesize_llm`; each
 round is recorded with its status, error, tokens, cost and time.
+
+This module runs the rounds; `llm_proposal` turns a well-formed proposal into a validated task
+(and validation's disagreements into feedback), `llm_rounds` records the rounds and reports.
 """
 
 from __future__ import annotations
