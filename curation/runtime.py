@@ -14,6 +14,7 @@ from workers import gitstore
 from workers.recipes.recipe import Recipe
 from workers.sandbox.types import EnvironmentSpec, Limits, Snapshot
 from workers.sandbox_runtime import sandbox_backend
+from workers.synthesis.coverage_cache import CoverageCache
 
 
 def run_in_sandbox(request):
@@ -21,6 +22,12 @@ def run_in_sandbox(request):
 
 
 @functools.lru_cache(maxsize=256)
+def coverage_cached_runner() -> CoverageCache:
+    """The sandbox runner whose whole-suite coverage runs are kept in storage (the engine's
+    CoverageCache; here only where it keeps them)."""
+    return CoverageCache(run_in_sandbox, settings.STORAGE_ROOT / "coverage")
+
+
 def _file_at(git_dir: str, commit: str, path: str) -> str | None:
     # A file at a commit never changes: pages that show tests read each one once.
     try:

@@ -26,11 +26,7 @@ from specloom.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# A test run (pytest sets PYTEST_VERSION before anything loads) gets a folder of its own, so
-# its database, broker folders and cache stay apart from the demo and from other test runs;
-# the processes it starts (Celery workers, manage.py) inherit the folder through the variable.
-if os.environ.get("PYTEST_VERSION") and not os.environ.get("SPECLOOM_VAR_DIR"):
-    os.environ["SPECLOOM_VAR_DIR"] = str(BASE_DIR / "var" / "test" / f"run-{os.getpid()}")
+# A test run sets SPECLOOM_VAR_DIR to a folder of its own (tests/var_dir_plugin.py).
 VAR_DIR = env_path("SPECLOOM_VAR_DIR", BASE_DIR / "var")
 
 SPECLOOM_ENV = env_str("SPECLOOM_ENV", "development")

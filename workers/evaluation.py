@@ -18,14 +18,14 @@ patch, the FAIL_TO_PASS / PASS_TO_PASS lists and which tests verify which spec, 
 from __future__ import annotations
 
 import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from workers import gitstore
 from workers.patchcore import PatchParseError, parse_patch
+from workers.patchcore.lenient import lenient_files, lenient_lines, patch_paths, strip_prefix
 from workers.sandbox.patches import describe_failure
 from workers.sandbox.types import (
     EnvironmentSpec,
@@ -101,75 +101,6 @@ class PatchNotText(ValueError):
     pass
 
 
-def _strip_prefix(path: str) -> str:
-    path = path.split("\t", 1)[0].strip()
-    if path.startswith(("a/", "b/")):
-        return path[2:]
-    return path
-
-
-_DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)\s*$")
-_FILE_HEADER = re.compile(r"^(?:---|\+\+\+) (\S+)")
-
-
-def lenient_lines(patch: str) -> list[tuple[str, str, str]]:
-    """(path, "+" or "-", text) for each changed line of a diff that unidiff cannot parse.
-
-    Model-written diffs often have wrong hunk lengths, CRLF line ends or a cut-off last line;
-    `git apply --recount` takes many of them, so the evaluation must not refuse them first.
-    """
-    changed: list[tuple[str, str, str]] = []
-    path = ""
-    for line in patch.splitlines():
-        if line.startswith("+++ "):
-            name = _strip_prefix(line[4:])
-            path = name if name != "/dev/null" else path
-        elif line.startswith("--- "):
-            name = _strip_prefix(line[4:])
-            path = name if name != "/dev/null" else ""
-        elif line.startswith(("+", "-")) and path:
-            changed.append((path, line[0], line[1:].rstrip("\r")))
-    return changed
-
-
-def _lenient_files(patch: str) -> list[str]:
-    paths: list[str] = []
-    for line in patch.splitlines():
-        line = line.rstrip("\r")
-        names = []
-        if match := _DIFF_GIT.match(line):
-            names = [match.group(1), match.group(2)]
-        elif match := _FILE_HEADER.match(line):
-            names = [_strip_prefix(match.group(1))]
-        for name in names:
-            if name and name != "/dev/null" and name not in paths:
-                paths.append(name)
-    return paths
-
-
-def patch_files(patch: str) -> list[str]:
-    """Every path the patch names: old and new names of renames, created and deleted files.
-
-    Raises PatchParseError only for text in which no file can be found at all.
-    """
-    if not patch.strip():
-        return []
-    try:
-        patched_files = parse_patch(patch)
-    except PatchParseError:
-        paths = _lenient_files(patch)
-        if not paths:
-            raise
-        return paths
-    paths: list[str] = []
-    for patched in patched_files:
-        for name in (patched.source_file, patched.target_file):
-            path = _strip_prefix(name or "")
-            if path and path != "/dev/null" and path not in paths:
-                paths.append(path)
-    return paths
-
-
 def is_test_path(path: str) -> bool:
     """A test module, a file inside a tests folder, a conftest.py or a pytest-only config."""
     pure = PurePosixPath(path)
@@ -220,7 +151,7 @@ def touched_test_files(patch: str, read_base: ReadBase | None = None) -> list[st
         return _lenient_touched(patch)
     touched: list[str] = []
     for patched in patched_files:
-        names = [_strip_prefix(patched.source_file or ""), _strip_prefix(patched.target_file or "")]
+        names = [strip_prefix(patched.source_file or ""), strip_prefix(patched.target_file or "")]
         for path in dict.fromkeys(n for n in names if n and n != "/dev/null"):
             if path in touched:
                 continue
@@ -235,7 +166,7 @@ def touched_test_files(patch: str, read_base: ReadBase | None = None) -> list[st
 def _lenient_touched(patch: str) -> list[str]:
     """touched_test_files for a diff unidiff cannot parse: shared config files count when a
     changed line mentions pytest (their sections cannot be placed without hunk lines)."""
-    touched = [path for path in _lenient_files(patch) if is_test_path(path)]
+    touched = [path for path in lenient_files(patch) if is_test_path(path)]
     for path, _sign, text in lenient_lines(patch):
         if PurePosixPath(path).name in _PYTEST_SECTION and "pytest" in text and path not in touched:
             touched.append(path)
@@ -248,16 +179,7 @@ def check_patches(snapshot: Snapshot, patches: tuple[str, ...]) -> PatchFailure 
     Uses the same `git apply` options as the sandbox, against the stored (bare) repository, so
     a patch that cannot apply is found without building an environment or a working copy.
     """
-    with tempfile.TemporaryDirectory(prefix="specloom-apply-") as scratch:
-        # `apply --cached` writes the patched blobs: into the scratch folder, never into the
-        # stored repository (agents' patches are not ours to keep there).
-        env = {
-            "GIT_INDEX_FILE": str(Path(scratch) / "index"),
-            "GIT_OBJECT_DIRECTORY": str(Path(scratch) / "objects"),
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(snapshot.git_dir) / "objects"),
-        }
-        Path(env["GIT_OBJECT_DIRECTORY"]).mkdir()
-        gitstore.git("read-tree", snapshot.commit, git_dir=snapshot.git_dir, env=env)
+    with gitstore.scratch_index(snapshot.git_dir, snapshot.commit) as env:
         for index, patch in enumerate(patches):
             if not patch.strip():
                 continue
@@ -266,17 +188,7 @@ def check_patches(snapshot: Snapshot, patches: tuple[str, ...]) -> PatchFailure 
             except UnicodeEncodeError as exc:
                 return PatchFailure(index, "", "", f"the patch is not valid text: {exc}")
             try:
-                gitstore.git(
-                    "apply",
-                    "--cached",
-                    "--recount",
-                    "--whitespace=nowarn",
-                    "-",
-                    git_dir=snapshot.git_dir,
-                    env=env,
-                    input=data,
-                    timeout=120,
-                )
+                gitstore.apply_to_index(snapshot.git_dir, env, data)
             except gitstore.GitError as exc:
                 return describe_failure(index, patch, exc.stderr)
     return None
@@ -360,7 +272,7 @@ def evaluate_patch(
         "runs": 0,
     }
     try:
-        changed = patch_files(inp.patch)
+        changed = patch_paths(inp.patch)
         touched = touched_test_files(inp.patch, read_base)
     except PatchParseError as exc:
         return outcome(

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 GIT_IDENTITY = {
@@ -221,26 +222,71 @@ def archive_to(git_dir: Path, commit: str, dest: Path) -> None:
         raise RuntimeError(f"extracting {commit} failed: {extract.stderr.decode()[-2000:]}")
 
 
+@contextlib.contextmanager
+def scratch_index(git_dir: Path, commit: str) -> Iterator[dict[str, str]]:
+    """The environment of a throw-away index holding `commit`, for `git(..., env=...)`.
+
+    Objects written under it (the blobs `apply --cached` makes, the trees `write-tree` makes)
+    go to a throw-away object directory; the stored repository is only read, through git's
+    alternates. So whatever a patch brings (an agent's, a model's) never enters a stored
+    repository; `commit_patch` alone keeps what it made, and only our own patches go there.
+    Only git's plumbing runs here: no work tree, so no hooks, filters or checkout.
+    """
+    with tempfile.TemporaryDirectory(prefix="specloom-index-") as scratch:
+        objects = Path(scratch) / "objects"
+        objects.mkdir()
+        env = {
+            "GIT_INDEX_FILE": str(Path(scratch) / "index"),
+            "GIT_OBJECT_DIRECTORY": str(objects),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(Path(git_dir).resolve() / "objects"),
+        }
+        git("read-tree", commit, git_dir=git_dir, env=env)
+        yield env
+
+
+def apply_to_index(
+    git_dir: Path, env: dict[str, str], patch: bytes, *, recount: bool = True
+) -> None:
+    """`git apply --cached` into a `scratch_index`, with the sandbox's options; GitError if not.
+
+    `--recount` forgives wrong hunk line counts, as the sandbox does when it applies patches.
+    """
+    options = ["--recount"] if recount else []
+    git(
+        "apply",
+        "--cached",
+        *options,
+        "--whitespace=nowarn",
+        "-",
+        git_dir=git_dir,
+        env=env,
+        input=patch,
+        timeout=120,
+    )
+
+
 def commit_patch(git_dir: Path, parent: str, patch: str, message: str) -> str:
     """Apply a unified diff on top of `parent` and commit it, without touching a work tree.
 
-    The commit id depends only on the parent, the patch and the message.
+    The commit id depends only on the parent, the patch and the message. For our own patches
+    only (the procedural engine's base states): the new commit and its objects are kept.
     """
-    with tempfile.TemporaryDirectory() as scratch:
-        index_env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        git("read-tree", parent, git_dir=git_dir, env=index_env)
+    with scratch_index(git_dir, parent) as env:
         if patch.strip():
-            git(
-                "apply",
-                "--cached",
-                "--whitespace=nowarn",
-                "-",
-                git_dir=git_dir,
-                env=index_env,
-                input=patch.encode(),
-            )
-        tree = git("write-tree", git_dir=git_dir, env=index_env).strip()
-    return git("commit-tree", tree, "-p", parent, "-m", message, git_dir=git_dir).strip()
+            apply_to_index(git_dir, env, patch.encode(), recount=False)
+        tree = git("write-tree", git_dir=git_dir, env=env).strip()
+        commit = git("commit-tree", tree, "-p", parent, "-m", message, git_dir=git_dir, env=env)
+        _keep_objects(Path(env["GIT_OBJECT_DIRECTORY"]), Path(git_dir) / "objects")
+    return commit.strip()
+
+
+def _keep_objects(scratch: Path, objects: Path) -> None:
+    # Loose objects are named by their content, so copying them is all "keeping" takes.
+    for source in scratch.glob("??/*"):
+        target = objects / source.parent.name / source.name
+        if not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            shutil.copyfile(source, target)
 
 
 def diff_commits(git_dir: Path, old: str, new: str) -> str:

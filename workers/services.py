@@ -53,6 +53,15 @@ class JobNotRetryable(ValueError):
     pass
 
 
+@dataclass(frozen=True)
+class JobRequest:
+    """One job of a batch: what it works on and what it says while it waits."""
+
+    target: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -64,20 +73,56 @@ def job_enqueue(
     message: str = "",
 ) -> Job:
     """Create a queued job and send its message once the surrounding transaction commits."""
-    job_kind = get_job_kind(kind)
-    job = Job.objects.create(
+    (job,) = job_enqueue_many(
         kind=kind,
-        queue=queue or job_kind.queue,
-        params=params or {},
-        target_type=ContentType.objects.get_for_model(target) if target is not None else None,
-        target_id=str(target.pk) if target is not None else "",
-        max_attempts=max_attempts or job_kind.max_attempts or settings.JOB_MAX_ATTEMPTS,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
-        enqueued_at=timezone.now(),
-        message=message or "queued",
+        requests=[JobRequest(target=target, params=params or {}, message=message)],
+        user=user,
+        queue=queue,
+        max_attempts=max_attempts,
     )
-    transaction.on_commit(lambda: job_dispatch(job=job))
     return job
+
+
+def job_enqueue_many(
+    *,
+    kind: str,
+    requests: list[JobRequest],
+    user=None,
+    queue: str | None = None,
+    max_attempts: int | None = None,
+) -> list[Job]:
+    """`job_enqueue` for a batch: the same rows, written with one INSERT, each sent on commit.
+
+    An import of thousands of trajectories would otherwise spend a round trip on each job.
+    """
+    job_kind = get_job_kind(kind)
+    now = timezone.now()
+    rows = [
+        Job(
+            kind=kind,
+            queue=queue or job_kind.queue,
+            params=request.params,
+            target_type=(
+                ContentType.objects.get_for_model(request.target)
+                if request.target is not None
+                else None
+            ),
+            target_id=str(request.target.pk) if request.target is not None else "",
+            max_attempts=max_attempts or job_kind.max_attempts or settings.JOB_MAX_ATTEMPTS,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+            enqueued_at=now,
+            message=(request.message or "queued")[:500],
+        )
+        for request in requests
+    ]
+    jobs = Job.objects.bulk_create(rows)
+
+    def dispatch() -> None:
+        for job in jobs:
+            job_dispatch(job=job)
+
+    transaction.on_commit(dispatch)
+    return jobs
 
 
 def job_dispatch(*, job: Job) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from workers.patchcore import PatchPart
 from workers.sandbox.types import (
@@ -39,6 +40,45 @@ FLAKY = "flaky"
 INVALID = "invalid"
 
 Runner = Callable[[RunRequest], RunResult]
+
+
+class ReasonCode(StrEnum):
+    """What a reason is about, so that callers classify by code, never by the message's words."""
+
+    # A test's verdict (TestVerdict.code)
+    NOT_COLLECTED = "not-collected"
+    VARIES = "varies"
+    REFERENCE_FAILS = "reference-fails"
+    PASSES_WITHOUT_SOLUTION = "passes-without-solution"
+    PASS_TO_PASS_FAILS_ON_BASE = "pass-to-pass-fails-on-base"
+    COULD_NOT_RUN = "could-not-run"
+    # A task's reasons (ValidationOutcome.problems); REFERENCE_FAILS is one too
+    NO_TESTS = "no-tests"
+    PATCH_DOES_NOT_APPLY = "patch-does-not-apply"
+    TIMED_OUT = "timed-out"
+    MEMORY_LIMIT = "memory-limit"
+    COLLECTION_ERROR = "collection-error"  # a note: it alone does not block "verified"
+    NO_FAIL_TO_PASS = "no-fail-to-pass"
+    TOO_FEW_TESTS = "too-few-tests"
+    PART_CANNOT_RUN = "part-cannot-run"
+    NO_INTERACTION = "no-interaction"
+    TOO_FEW_PARTS = "too-few-parts"
+
+
+# Reasons that explain but do not decide: every other reason keeps a task from "verified".
+NOTES = frozenset({ReasonCode.COLLECTION_ERROR})
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: ReasonCode
+    message: str  # for people: the log, the task page, the model's feedback
+
+    @property
+    def blocking(self) -> bool:
+        return self.code not in NOTES
+
+
 Progress = Callable[[int, str], None]
 
 
@@ -72,6 +112,7 @@ class TestVerdict:
     outcomes_reference: list[str] = field(default_factory=list)
     needs_parts: list[str] = field(default_factory=list)
     reason: str = ""
+    code: ReasonCode | None = None  # what `reason` is about; None for a test in its role
     message: str = ""
 
 
@@ -88,13 +129,20 @@ class RunSummary:
 @dataclass
 class ValidationOutcome:
     verified: bool
-    reasons: list[str]
+    problems: list[Reason]
     tests: dict[str, TestVerdict]
     interaction_score: float | None
     part_failures: dict[str, list[str]]
     runs: list[RunSummary]
     seconds: float
     environment_key: str = ""
+
+    @property
+    def reasons(self) -> list[str]:
+        return [problem.message for problem in self.problems]
+
+    def has(self, code: ReasonCode) -> bool:
+        return any(problem.code == code for problem in self.problems)
 
     @property
     def fail_to_pass(self) -> list[str]:
@@ -122,18 +170,19 @@ def _outcomes(result: RunResult, nodeids: list[str]) -> dict[str, str]:
     return found
 
 
-def _run_problem(result: RunResult) -> str:
+def _run_problem(result: RunResult) -> Reason | None:
     if result.patch_failure:
         failure = result.patch_failure
-        return (
+        return Reason(
+            ReasonCode.PATCH_DOES_NOT_APPLY,
             f"patch {failure.patch_index + 1} does not apply: {failure.file} "
-            f"{failure.hunk}: {failure.message}".strip()
+            f"{failure.hunk}: {failure.message}".strip(),
         )
     if result.timed_out:
-        return "the run hit the wall-clock limit"
+        return Reason(ReasonCode.TIMED_OUT, "the run hit the wall-clock limit")
     if result.memory_exceeded:
-        return "the run hit the memory limit"
-    return ""
+        return Reason(ReasonCode.MEMORY_LIMIT, "the run hit the memory limit")
+    return None
 
 
 def _summary(label: str, result: RunResult) -> RunSummary:
@@ -144,7 +193,7 @@ def _summary(label: str, result: RunResult) -> RunSummary:
         exit_code=result.exit_code,
         passed=passed,
         failed=len(result.tests) - passed,
-        problem=_run_problem(result),
+        problem=problem.message if (problem := _run_problem(result)) else "",
     )
 
 
@@ -155,7 +204,7 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
     intended = {n: FAIL_TO_PASS for n in inp.fail_to_pass}
     intended.update({n: PASS_TO_PASS for n in inp.pass_to_pass if n not in intended})
     verdicts = {n: TestVerdict(nodeid=n, intended=intended[n]) for n in nodeids}
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     runs: list[RunSummary] = []
     loo = len(inp.reference_parts) if len(inp.reference_parts) >= 2 else 0
     total_runs = 2 * inp.reruns + loo
@@ -181,7 +230,7 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
     if not nodeids:
         return ValidationOutcome(
             verified=False,
-            reasons=["the task has no tests to validate"],
+            problems=[Reason(ReasonCode.NO_TESTS, "the task has no tests to validate")],
             tests={},
             interaction_score=None,
             part_failures={},
@@ -202,7 +251,7 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
             result = run(label, patches, nodeids)
             problem = _run_problem(result)
             if problem:
-                reasons.append(f"{label}: {problem}")
+                reasons.append(Reason(problem.code, f"{label}: {problem.message}"))
                 blocking = True
                 break
             outcomes = _outcomes(result, nodeids)
@@ -219,8 +268,9 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
                     verdict.message = test.message[-2000:]
             for error in result.collection_errors:
                 message = f"{label}: collection error in {error.path}: {error.message[:300]}"
-                if message not in reasons:
-                    reasons.append(message)
+                note = Reason(ReasonCode.COLLECTION_ERROR, message)
+                if note not in reasons:
+                    reasons.append(note)
         if blocking:
             break
 
@@ -228,9 +278,10 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
         for verdict in verdicts.values():
             verdict.role = INVALID
             verdict.reason = "validation could not run"
+            verdict.code = ReasonCode.COULD_NOT_RUN
         return ValidationOutcome(
             verified=False,
-            reasons=reasons,
+            problems=reasons,
             tests=verdicts,
             interaction_score=None,
             part_failures={},
@@ -242,13 +293,16 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
     _classify(verdicts, reasons)
     fail_to_pass = [v.nodeid for v in verdicts.values() if v.role == FAIL_TO_PASS]
     if not fail_to_pass:
-        reasons.append("no FAIL_TO_PASS test survived validation")
+        reasons.append(
+            Reason(ReasonCode.NO_FAIL_TO_PASS, "no FAIL_TO_PASS test survived validation")
+        )
 
     part_failures: dict[str, list[str]] = {}
     interaction_score = None
-    if fail_to_pass and not any(r.startswith("the reference") for r in reasons):
+    reference_fails = any(r.code == ReasonCode.REFERENCE_FAILS for r in reasons)
+    if fail_to_pass and not reference_fails:
         reasons += _gate_tests(inp, fail_to_pass)
-    if loo and fail_to_pass and not any(r.startswith("the reference") for r in reasons):
+    if loo and fail_to_pass and not reference_fails:
         for index, left_out in enumerate(inp.reference_parts):
             # The complement is one patch from the base to "all but this part", made from the
             # files themselves; applying the other parts one after another may not apply.
@@ -263,8 +317,11 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
             problem = _run_problem(result)
             if problem:
                 reasons.append(
-                    f"the reference without {left_out.name} cannot be run: {problem}; the "
-                    "interaction check needs every part left out once"
+                    Reason(
+                        ReasonCode.PART_CANNOT_RUN,
+                        f"the reference without {left_out.name} cannot be run: "
+                        f"{problem.message}; the interaction check needs every part left out once",
+                    )
                 )
                 continue
             failing = [n for n, o in _outcomes(result, fail_to_pass).items() if not _passed(o)]
@@ -276,20 +333,26 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
             interaction_score = round(needing_two / len(fail_to_pass), 4)
             if inp.require_interaction and not needing_two:
                 reasons.append(
-                    f"no FAIL_TO_PASS test needs two or more of the {loo} parts: the task has "
-                    "no interaction test"
+                    Reason(
+                        ReasonCode.NO_INTERACTION,
+                        f"no FAIL_TO_PASS test needs two or more of the {loo} parts: the task "
+                        "has no interaction test",
+                    )
                 )
     elif inp.require_interaction and fail_to_pass and not loo:
         reasons.append(
-            "the reference has fewer than two parts: no test can need two of them, so the task "
-            "has no interaction test"
+            Reason(
+                ReasonCode.TOO_FEW_PARTS,
+                "the reference has fewer than two parts: no test can need two of them, so the "
+                "task has no interaction test",
+            )
         )
 
     progress(100, "validated")
     return ValidationOutcome(
         # Collection errors are notes, not verdicts; every gate above is.
-        verified=not any(_is_blocking(r) for r in reasons),
-        reasons=reasons,
+        verified=not any(r.blocking for r in reasons),
+        problems=reasons,
         tests=verdicts,
         interaction_score=interaction_score,
         part_failures=part_failures,
@@ -299,31 +362,27 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
     )
 
 
-_NOTES = ("collection error",)
-
-
-def _is_blocking(reason: str) -> bool:
-    return not any(note in reason for note in _NOTES)
-
-
 def test_function(nodeid: str) -> str:
     """The test function of a node id: its parametrised cases are one function."""
     return nodeid.split("[", 1)[0]
 
 
-def _gate_tests(inp: ValidationInput, fail_to_pass: list[str]) -> list[str]:
+def _gate_tests(inp: ValidationInput, fail_to_pass: list[str]) -> list[Reason]:
     """Enough hidden tests, from enough test functions, for the verdict to mean something."""
     functions = {test_function(nodeid) for nodeid in fail_to_pass}
     if len(fail_to_pass) >= inp.min_fail_to_pass and len(functions) >= inp.min_test_functions:
         return []
     return [
-        f"too few FAIL_TO_PASS tests: {len(fail_to_pass)} from {len(functions)} test "
-        f"function(s); a verified task needs at least {inp.min_fail_to_pass} from "
-        f"{inp.min_test_functions}"
+        Reason(
+            ReasonCode.TOO_FEW_TESTS,
+            f"too few FAIL_TO_PASS tests: {len(fail_to_pass)} from {len(functions)} test "
+            f"function(s); a verified task needs at least {inp.min_fail_to_pass} from "
+            f"{inp.min_test_functions}",
+        )
     ]
 
 
-def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
+def _classify(verdicts: dict[str, TestVerdict], reasons: list[Reason]) -> None:
     reference_failures = []
     for verdict in verdicts.values():
         verdict.runs = len(verdict.outcomes_base)
@@ -332,6 +391,7 @@ def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
         if "missing" in reference or "missing" in base:
             verdict.role = INVALID
             verdict.reason = "not collected or not found in a run"
+            verdict.code = ReasonCode.NOT_COLLECTED
             if all(o == "missing" for o in reference):
                 reference_failures.append(verdict.nodeid)
             continue
@@ -339,6 +399,7 @@ def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
         reference_varies = len({_passed(o) for o in reference}) > 1
         if base_varies or reference_varies:
             verdict.role = FLAKY
+            verdict.code = ReasonCode.VARIES
             which = "base" if base_varies else "reference"
             verdict.reason = f"outcome varies between runs on {which}: " + ", ".join(
                 base if base_varies else reference
@@ -349,11 +410,13 @@ def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
         if not passes_reference:
             verdict.role = INVALID
             verdict.reason = f"the reference solution fails it ({reference[0]})"
+            verdict.code = ReasonCode.REFERENCE_FAILS
             reference_failures.append(verdict.nodeid)
         elif verdict.intended == FAIL_TO_PASS:
             if passes_base:
                 verdict.role = INVALID
                 verdict.reason = "passes without the solution: it cannot tell a solution from none"
+                verdict.code = ReasonCode.PASSES_WITHOUT_SOLUTION
             else:
                 verdict.role = FAIL_TO_PASS
         elif passes_base:
@@ -361,9 +424,13 @@ def _classify(verdicts: dict[str, TestVerdict], reasons: list[str]) -> None:
         else:
             verdict.role = INVALID
             verdict.reason = "an intended PASS_TO_PASS test fails on base"
+            verdict.code = ReasonCode.PASS_TO_PASS_FAILS_ON_BASE
     if reference_failures:
         shown = ", ".join(reference_failures[:5])
         more = f" and {len(reference_failures) - 5} more" if len(reference_failures) > 5 else ""
         reasons.append(
-            f"the reference solution fails {len(reference_failures)} test(s): {shown}{more}"
+            Reason(
+                ReasonCode.REFERENCE_FAILS,
+                f"the reference solution fails {len(reference_failures)} test(s): {shown}{more}",
+            )
         )

@@ -38,7 +38,8 @@ from workers.audit.facts import (
     TestFacts,
     TrajectoryFacts,
 )
-from workers.audit.llm import DO_NOT_APPROVE, OK, LLMAudit, LLMConfig, audit_with_llm
+from workers.audit.llm import DO_NOT_APPROVE, OK, LLMAudit, audit_config, audit_with_llm
+from workers.llm_client import LLMConfig
 from workers.models import Job
 from workers.services import job_enqueue
 
@@ -53,11 +54,11 @@ def llm_config() -> LLMConfig | None:
     """The LLM auditor's endpoint from settings, or None when none is configured."""
     if not (settings.LLM_BASE_URL and settings.LLM_MODEL):
         return None
-    return LLMConfig(
+    return audit_config(
         base_url=settings.LLM_BASE_URL,
         model=settings.LLM_MODEL,
         api_key=settings.LLM_API_KEY,
-        timeout=float(settings.LLM_TIMEOUT_SECONDS),
+        timeout_seconds=float(settings.LLM_TIMEOUT_SECONDS),
     )
 
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
-from django.utils import timezone
 
 from curation import runtime
 from curation.models import Evaluation, SpecResult, Task, TestCase, Trajectory
@@ -21,8 +18,7 @@ from curation.selectors.evaluations import evaluated_role
 from curation.services.audit import task_audit_enqueue
 from workers.evaluation import EvaluationInput, EvaluationOutcome, evaluate_patch
 from workers.models import Job
-from workers.registry import get_job_kind
-from workers.services import job_dispatch, job_enqueue
+from workers.services import JobRequest, job_enqueue, job_enqueue_many
 
 EVALUATE_KIND = "evaluate_trajectory"
 
@@ -36,40 +32,28 @@ def trajectory_evaluation_enqueue(
         target=trajectory,
         params={"trajectory_id": trajectory.pk},
         user=user,
-        message=f"evaluate trajectory {trajectory.pk} ({trajectory.model_name})",
+        message=_evaluate_message(trajectory),
     )
 
 
 def trajectories_evaluation_enqueue(*, trajectories: list[Trajectory], user=None) -> list[Job]:
-    """Queue the evaluations of many trajectories with one INSERT (an import's batch).
-
-    The rows are those `job_enqueue` makes, one per trajectory; only the writing is batched,
-    since an import of thousands of trajectories would otherwise spend a round trip on each.
-    """
-    kind = get_job_kind(EVALUATE_KIND)
-    target_type = ContentType.objects.get_for_model(Trajectory)
-    now = timezone.now()
-    jobs = Job.objects.bulk_create(
-        Job(
-            kind=EVALUATE_KIND,
-            queue=kind.queue,
-            params={"trajectory_id": trajectory.pk},
-            target_type=target_type,
-            target_id=str(trajectory.pk),
-            max_attempts=kind.max_attempts or settings.JOB_MAX_ATTEMPTS,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
-            enqueued_at=now,
-            message=f"evaluate trajectory {trajectory.pk} ({trajectory.model_name})"[:500],
-        )
-        for trajectory in trajectories
+    """Queue the evaluations of many trajectories with one INSERT (an import's batch)."""
+    return job_enqueue_many(
+        kind=EVALUATE_KIND,
+        requests=[
+            JobRequest(
+                target=trajectory,
+                params={"trajectory_id": trajectory.pk},
+                message=_evaluate_message(trajectory),
+            )
+            for trajectory in trajectories
+        ],
+        user=user,
     )
 
-    def dispatch() -> None:
-        for job in jobs:
-            job_dispatch(job=job)
 
-    transaction.on_commit(dispatch)
-    return jobs
+def _evaluate_message(trajectory: Trajectory) -> str:
+    return f"evaluate trajectory {trajectory.pk} ({trajectory.model_name})"
 
 
 def evaluation_plan(*, task: Task) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from workers.recipes.report import environment_report
 from workers.recipes.trial import Attempt, RecipeOutcome, find_recipe
 from workers.sandbox import EnvironmentBuildError, RunRequest
 from workers.services import JobFailed, job_enqueue
-from workers.synthesis.coverage_cache import CoverageCache
 
 TEST_FILE_NAMES = ("test_*.py", "*_test.py", "tests.py")
 TEST_FOLDERS = ("tests", "test", "testing")
@@ -88,7 +87,7 @@ def _try(repository: Repository, commit: str, recipe: Recipe) -> Attempt:
         coverage=True,
         limits=runtime.sandbox_limits(),
     )
-    cache = CoverageCache(runtime.run_in_sandbox, settings.STORAGE_ROOT / "coverage")
+    cache = runtime.coverage_cached_runner()
     try:
         result = cache(request)
     except EnvironmentBuildError as exc:

@@ -28,8 +28,8 @@ from workers.models import Job
 from workers.recipes.report import suite_shortfall
 from workers.sandbox import SandboxError
 from workers.services import JobFailed, job_enqueue
-from workers.synthesis.coverage_cache import CoverageCache
 from workers.synthesis.statement import tidy_title
+from workers.validation import ReasonCode
 
 ENGINES = ("procedural", "llm")
 
@@ -137,7 +137,8 @@ def _run_engine(*, job: Job, repository: Repository, runner, progress):
     snapshot = runtime.snapshot_for(repository)
     environment = runtime.environment_for(repository)
     if params["engine"] == "llm":
-        from workers.synthesis.llm import LLMConfig, synthesize_llm
+        from workers.llm_client import LLMConfig
+        from workers.synthesis.llm import synthesize_llm
 
         llm = params.get("llm") or {}
         config = LLMConfig(
@@ -222,7 +223,7 @@ def synthesis_discard_unfinished(job: Job) -> int:
 
 def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[str, Any]:
     engine = job.params["engine"]
-    cache = CoverageCache(runtime.run_in_sandbox, settings.STORAGE_ROOT / "coverage")
+    cache = runtime.coverage_cached_runner()
     outcome = _run_engine(
         job=job,
         repository=repository,
@@ -266,8 +267,8 @@ def _synthesize_and_validate(*, job, ctx, repository, dataset, started) -> dict[
             continue
         validation_seconds.append(validation_outcome.seconds)
         if not validation_outcome.verified:
-            for reason in validation_outcome.reasons:
-                validation_failures[_reason_category(reason)] += 1
+            for reason in validation_outcome.problems:
+                validation_failures[_reason_category(reason.code)] += 1
     return synthesis_report(
         job=job,
         engine_report=outcome.report,
@@ -365,21 +366,22 @@ def _scaled_progress(ctx, index: int, total: int):
     return report
 
 
-def _reason_category(reason: str) -> str:
-    for marker, category in (
-        ("cannot be run", "a leave-one-out patch does not apply"),
-        ("too few FAIL_TO_PASS", "too few FAIL_TO_PASS tests"),
-        ("no interaction test", "no interaction test"),
-        ("no spec is verified", "no spec verified"),
-        ("does not apply", "patch does not apply"),
-        ("reference solution fails", "reference fails tests"),
-        ("no FAIL_TO_PASS", "no FAIL_TO_PASS test survived"),
-        ("wall-clock", "timeout"),
-        ("memory", "memory limit"),
-    ):
-        if marker in reason:
-            return f"validation: {category}"
-    return "validation: other"
+# How a run's report groups the reasons validation gave; any other code is "other".
+_REASON_CATEGORIES = {
+    ReasonCode.PART_CANNOT_RUN: "a leave-one-out patch does not apply",
+    ReasonCode.TOO_FEW_TESTS: "too few FAIL_TO_PASS tests",
+    ReasonCode.NO_INTERACTION: "no interaction test",
+    ReasonCode.TOO_FEW_PARTS: "no interaction test",
+    ReasonCode.PATCH_DOES_NOT_APPLY: "patch does not apply",
+    ReasonCode.REFERENCE_FAILS: "reference fails tests",
+    ReasonCode.NO_FAIL_TO_PASS: "no FAIL_TO_PASS test survived",
+    ReasonCode.TIMED_OUT: "timeout",
+    ReasonCode.MEMORY_LIMIT: "memory limit",
+}
+
+
+def _reason_category(code: ReasonCode) -> str:
+    return f"validation: {_REASON_CATEGORIES.get(code, 'other')}"
 
 
 def synthesis_report(

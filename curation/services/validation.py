@@ -24,8 +24,9 @@ from workers.patchcore import PatchParseError, PatchPart, patched_files, split_b
 from workers.sandbox import SandboxError
 from workers.sandbox.types import RunRequest, RunResult
 from workers.services import JobFailed, JobLeaseLost, job_enqueue
+from workers.synthesis.proposals import spec_key_order
 from workers.synthesis.trivial import TrivialCheck, check_trivial
-from workers.validation import ValidationInput, ValidationOutcome, validate_task
+from workers.validation import ReasonCode, ValidationInput, ValidationOutcome, validate_task
 
 VALIDATION_SOURCE = "validation"
 OUTPUT_TAIL_CHARS = 4000
@@ -125,10 +126,10 @@ def validation_could_not_run(outcome: ValidationOutcome) -> str:
     verdicts = list(outcome.tests.values())
     if not verdicts:
         return ""
-    if any(v.reason == "validation could not run" for v in verdicts):
+    if any(v.code == ReasonCode.COULD_NOT_RUN for v in verdicts):
         return "; ".join(_scrub(r).split("\n", 1)[0] for r in outcome.reasons) or "a run failed"
     intended = [v for v in verdicts if v.intended == "FAIL_TO_PASS"]
-    collection = [r for r in outcome.reasons if "collection error" in r]
+    collection = [r.message for r in outcome.problems if r.code == ReasonCode.COLLECTION_ERROR]
     if intended and collection and all(_never_collected(v) for v in intended):
         first = _scrub(collection[0]).split("\n", 1)[0]
         return f"no FAIL_TO_PASS test was collected ({first})"
@@ -345,10 +346,6 @@ def _keep_claims(task: Task) -> None:
     Specification.objects.bulk_update(specs, ["claimed_tests"])
 
 
-def _key_order(key: str) -> tuple[int, str]:
-    return (int(key[1:]), key) if key[1:].isdigit() else (0, key)
-
-
 @transaction.atomic
 def task_validation_record(
     *,
@@ -419,7 +416,7 @@ def task_validation_record(
         "declared_confirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) in merged),
         "declared_unconfirmed": sorted(f"{a}->{b}" for a, b in declared if (a, b) not in merged),
         "specs_verified": verified_specs,
-        "specs_unverified": sorted(linkage.notes, key=_key_order),
+        "specs_unverified": sorted(linkage.notes, key=spec_key_order),
         "runs": [{**run.__dict__, "problem": _scrub(run.problem)} for run in outcome.runs],
         "seconds": outcome.seconds,
         "environment_key": outcome.environment_key,
@@ -503,7 +500,7 @@ def _findings(task: Task, outcome: ValidationOutcome, output_tail: str) -> list[
                     },
                 )
             )
-        elif verdict.role == "invalid" and verdict.reason.startswith("the reference"):
+        elif verdict.role == "invalid" and verdict.code == ReasonCode.REFERENCE_FAILS:
             findings.append(
                 Finding(
                     task=task,

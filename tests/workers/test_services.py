@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
 from workers.models import Job
@@ -9,9 +10,11 @@ from workers.services import (
     JobContext,
     JobFailed,
     JobLeaseLost,
+    JobRequest,
     job_cancel,
     job_claim,
     job_enqueue,
+    job_enqueue_many,
     job_execute,
     job_heartbeat,
     job_reap,
@@ -39,6 +42,36 @@ def test_it_sends_the_message_only_after_commit(django_capture_on_commit_callbac
         callback()
     assert sent == [("workers.run_job", [job.pk], "default")]
     assert job.status == Job.Status.QUEUED
+
+
+def test_a_batch_is_one_insert_and_each_job_is_sent_after_commit(
+    django_capture_on_commit_callbacks, django_assert_num_queries, sent
+):
+    targets = [Job.objects.create(kind="echo") for _ in range(3)]
+    ContentType.objects.get_for_model(Job)  # cached from here on, as in a running worker
+    with (
+        django_capture_on_commit_callbacks(execute=False) as callbacks,
+        django_assert_num_queries(1),
+    ):
+        jobs = job_enqueue_many(
+            kind="echo",
+            requests=[JobRequest(target=t, params={"n": t.pk}, message="x" * 600) for t in targets],
+        )
+    assert sent == []
+    for callback in callbacks:
+        callback()
+    assert sent == [("workers.run_job", [job.pk], "default") for job in jobs]
+    rows = list(Job.objects.filter(pk__in=[j.pk for j in jobs]).order_by("pk"))
+    assert [(r.target_id, r.params, r.status) for r in rows] == [
+        (str(t.pk), {"n": t.pk}, Job.Status.QUEUED) for t in targets
+    ]
+    assert all(len(r.message) == 500 and r.target_type.model == "job" for r in rows)
+    single = job_enqueue(kind="echo", target=targets[0])
+    assert (single.target_id, single.message, single.max_attempts) == (
+        str(targets[0].pk),
+        "queued",
+        rows[0].max_attempts,
+    )
 
 
 def test_it_refuses_an_unknown_kind():

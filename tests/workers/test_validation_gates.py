@@ -11,7 +11,7 @@ from pathlib import Path
 from workers.patchcore import PatchPart
 from workers.sandbox import types as sandbox
 from workers.sandbox.types import Outcome, PatchFailure, RunRequest, RunResult, Snapshot
-from workers.validation import ValidationInput, validate_task
+from workers.validation import ReasonCode, ValidationInput, validate_task
 
 PARTS = ("a", "b", "c")
 
@@ -83,12 +83,15 @@ def test_it_needs_three_hidden_tests_from_two_test_functions():
     outcome = validate_task(inputs(two_tests), scripted(two_tests))
     assert not outcome.verified
     assert any("too few FAIL_TO_PASS tests: 2 from 2" in r for r in outcome.reasons)
+    assert [r.code for r in outcome.problems] == [ReasonCode.TOO_FEW_TESTS]
 
 
 def test_a_part_that_cannot_be_left_out_makes_the_task_unverified_and_is_named():
     outcome = validate_task(inputs(GOOD), scripted(GOOD, broken_complement="C:b"[2:]))
     assert not outcome.verified
     assert any("the reference without pkg/m.py::b cannot be run" in r for r in outcome.reasons)
+    assert outcome.has(ReasonCode.PART_CANNOT_RUN)
+    assert not outcome.has(ReasonCode.REFERENCE_FAILS)
     # A score from some of the parts is no score.
     assert outcome.interaction_score is None
 
@@ -114,3 +117,28 @@ def test_it_needs_an_interaction_test():
     single = validate_task(inputs(apart, reference_parts=()), scripted(apart))
     assert not single.verified
     assert any("fewer than two parts" in r for r in single.reasons)
+    assert outcome.has(ReasonCode.NO_INTERACTION) and single.has(ReasonCode.TOO_FEW_PARTS)
+
+
+def test_reasons_carry_codes_and_the_gates_stop_at_a_failing_reference():
+    # test_three needs a part the reference lacks: the reference fails it. The code says so,
+    # whatever the words; the later gates (enough tests, leave-one-out) are not run.
+    needs = {**GOOD, "tests/t.py::test_three": {"d"}}
+    outcome = validate_task(inputs(needs), scripted(needs))
+    assert not outcome.verified
+    assert outcome.tests["tests/t.py::test_three"].code == ReasonCode.REFERENCE_FAILS
+    assert outcome.tests["tests/t.py::test_two"].code is None
+    assert [r.code for r in outcome.problems] == [ReasonCode.REFERENCE_FAILS]
+    assert outcome.part_failures == {}
+
+
+def test_a_collection_error_is_a_note_not_a_verdict():
+    def with_a_collection_error(request: RunRequest) -> RunResult:
+        result = scripted(GOOD)(request)
+        result.collection_errors = [sandbox.CollectionError("tests/other.py", "ImportError: x")]
+        return result
+
+    outcome = validate_task(inputs(GOOD), with_a_collection_error)
+    assert outcome.verified, outcome.reasons
+    assert {r.code for r in outcome.problems} == {ReasonCode.COLLECTION_ERROR}
+    assert not any(r.blocking for r in outcome.problems)

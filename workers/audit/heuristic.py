@@ -26,8 +26,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from workers.evaluation import FULL, is_test_path, patch_files
+from workers.evaluation import FULL, is_test_path
 from workers.patchcore import PatchParseError
+from workers.patchcore.lenient import patch_paths
 
 from .facts import (
     FAIL_TO_PASS,
@@ -107,7 +108,7 @@ def trajectory_link(trajectory_id: int, step: int | None = None) -> dict[str, st
 
 def _files(patch: str) -> list[str]:
     try:
-        return patch_files(patch)
+        return patch_paths(patch)
     except PatchParseError:
         return []
 

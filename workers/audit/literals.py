@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from workers.evaluation import is_test_path, lenient_lines
+from workers.evaluation import is_test_path
 from workers.patchcore import PatchParseError, parse_patch
+from workers.patchcore.lenient import lenient_lines
 
 _STRING = re.compile(r"""(?<![\w'"])[rbuRBU]?(?P<q>['"])(?P<s>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)""")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d+|\d+)(?![\w.])")

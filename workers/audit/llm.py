@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from workers.llm_client import OK as REPLY_OK
+from workers.llm_client import ChatClient, ClientFactory, LLMConfig
 
 from .facts import FindingDraft, TaskFacts, TrajectoryFacts
 
@@ -75,15 +77,21 @@ class MalformedReply(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class LLMConfig:
-    base_url: str
-    model: str
-    api_key: str = ""
-    timeout: float = 120.0
-    max_retries: int = 1
-    max_tokens: int = 2000
-    max_trajectories: int = 12
+# The auditor's own defaults: a deterministic answer, a bounded one, one retry. JSON mode is not
+# asked for because the reply is parsed leniently (code fences, surrounding prose) anyway.
+AUDIT_DEFAULTS: dict[str, Any] = {
+    "temperature": 0.0,
+    "max_tokens": 2000,
+    "max_retries": 1,
+    "json_mode": False,
+    "send_seed": False,
+}
+MAX_TRAJECTORIES = 12
+
+
+def audit_config(**values: Any) -> LLMConfig:
+    """The shared client's configuration with the auditor's defaults; `values` override them."""
+    return LLMConfig(**{**AUDIT_DEFAULTS, **values})
 
 
 @dataclass
@@ -291,51 +299,35 @@ def audit_with_llm(
     task: TaskFacts,
     trajectories: list[TrajectoryFacts],
     heuristic_findings: list[FindingDraft],
+    *,
+    max_trajectories: int = MAX_TRAJECTORIES,
+    client_factory: ClientFactory | None = None,
 ) -> LLMAudit:
     """Ask the model; every failure becomes a failed LLMAudit with its reason."""
-    import openai
-
-    started = time.monotonic()
     audit = LLMAudit(status=FAILED, model=config.model)
-    prompt = task_summary(
-        task, trajectories, heuristic_findings, max_trajectories=config.max_trajectories
-    )
-    client = openai.OpenAI(
-        base_url=config.base_url,
-        api_key=config.api_key or "not-needed",
-        timeout=config.timeout,
-        max_retries=config.max_retries,
-    )
+    prompt = task_summary(task, trajectories, heuristic_findings, max_trajectories=max_trajectories)
+    client = ChatClient(config, client_factory=client_factory)
     try:
-        response = client.chat.completions.create(
-            model=config.model,
-            messages=[
+        reply = client.complete(
+            [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": prompt},
-            ],
-            temperature=0,
-            max_tokens=config.max_tokens,
+            ]
         )
-    except Exception as exc:
-        # openai.APIError covers HTTP errors, timeouts and dropped connections; anything else
-        # (a body the client cannot even decode) is just as much the endpoint's failure.
-        audit.error = f"the endpoint failed: {type(exc).__name__}: {exc}"[:2000]
-        audit.seconds = round(time.monotonic() - started, 3)
-        return audit
     finally:
         client.close()
-    audit.seconds = round(time.monotonic() - started, 3)
-    usage = getattr(response, "usage", None)
-    if usage is not None:
+    audit.seconds = reply.seconds
+    if reply.usage_reported:
         audit.usage = {
-            "prompt_tokens": usage.prompt_tokens or 0,
-            "completion_tokens": usage.completion_tokens or 0,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
         }
-    choices = getattr(response, "choices", None) or []
-    if not choices or choices[0].message is None:
-        audit.error = "the reply has no message"
+    if reply.status != REPLY_OK:
+        # HTTP errors, timeouts, dropped connections, bodies that are no chat completion and
+        # empty answers: the endpoint failed, not the task.
+        audit.error = f"the endpoint failed: {reply.error}"[:2000]
         return audit
-    text = choices[0].message.content or ""
+    text = reply.content
     audit.raw = text[:_RAW_LIMIT]
     try:
         verdict, summary, findings = parse_reply(
@@ -346,7 +338,7 @@ def audit_with_llm(
         )
     except MalformedReply as exc:
         reason = str(exc)
-        if choices[0].finish_reason == "length":
+        if reply.finish_reason == "length":
             reason += " (the reply was cut off at the token limit)"
         audit.error = f"malformed reply: {reason}"
         return audit

@@ -4,8 +4,17 @@ Patches are parsed with unidiff and split into parts by the function or method t
 under one naming scheme: `path::Qualified.name` (a change outside any function is
 `path@line`, a file added or deleted whole is its path). Synthesis ties specs to these names
 and validation's leave-one-out runs report them, so both sides speak of the same parts.
+Diffs unidiff refuses (models' and agents' often are) are read by `lenient`'s header scan.
 """
 
+from workers.patchcore.lenient import (
+    Hunk,
+    lenient_files,
+    lenient_hunks,
+    lenient_lines,
+    patch_paths,
+    strip_prefix,
+)
 from workers.patchcore.parts import (
     PatchParseError,
     PatchPart,
@@ -17,11 +26,17 @@ from workers.patchcore.parts import (
 )
 
 __all__ = [
+    "Hunk",
     "PatchParseError",
     "PatchPart",
     "changed_paths",
+    "lenient_files",
+    "lenient_hunks",
+    "lenient_lines",
     "parse_patch",
     "part_name",
+    "patch_paths",
     "patched_files",
     "split_by_function",
+    "strip_prefix",
 ]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from workers.patchcore.lenient import Hunk, lenient_hunks
 
 from .types import PatchFailure
 from .workcopy import git_environment
@@ -14,7 +15,6 @@ from .workcopy import git_environment
 _APPLY_TIMEOUT_SECONDS = 120
 _MESSAGE_LIMIT = 4000
 
-_HUNK_HEADER = re.compile(r"^@@ -(?P<old_start>\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 _FAILED_AT = re.compile(r"^error: patch failed: (?P<file>.+):(?P<line>\d+)$", re.MULTILINE)
 _FILE_ERROR = re.compile(
     r"^error: (?P<file>.+?): (?:patch does not apply|No such file or directory"
@@ -22,13 +22,6 @@ _FILE_ERROR = re.compile(
     r"|is beyond a symbolic link|wrong type)$",
     re.MULTILINE,
 )
-
-
-@dataclass(frozen=True)
-class Hunk:
-    file: str
-    old_start: int
-    header: str
 
 
 def apply_patches(
@@ -109,18 +102,7 @@ def describe_failure(index: int, patch: str, message: str) -> PatchFailure:
 
 
 def parse_hunks(patch: str) -> list[Hunk]:
-    hunks: list[Hunk] = []
-    old_path = new_path = ""
-    for line in patch.splitlines():
-        if line.startswith("--- "):
-            old_path = _strip_prefix(line[4:])
-        elif line.startswith("+++ "):
-            new_path = _strip_prefix(line[4:])
-        elif header := _HUNK_HEADER.match(line):
-            # git names the old path in its errors, except for new files.
-            file = old_path if old_path != "/dev/null" else new_path
-            hunks.append(Hunk(file=file, old_start=int(header["old_start"]), header=line))
-    return hunks
+    return lenient_hunks(patch)
 
 
 def _hunk_header_at(patch: str, file: str, line: int) -> str:
@@ -129,10 +111,3 @@ def _hunk_header_at(patch: str, file: str, line: int) -> str:
         if hunk.old_start == line:
             return hunk.header
     return candidates[0].header if len(candidates) == 1 else ""
-
-
-def _strip_prefix(path: str) -> str:
-    path = path.split("\t", 1)[0].strip()
-    if path.startswith(("a/", "b/")):
-        return path[2:]
-    return path

@@ -12,37 +12,26 @@ without the feature) becomes the next user message, up to `rounds` rounds per ta
 The base commit of an LLM task is the snapshot commit: the model adds a feature, so nothing is
 removed first. Model misbehaviour and HTTP trouble never raise out of `synthesize_llm`; each
 round is recorded with its status, error, tokens, cost and time.
+
+This module runs the rounds; `llm_proposal` turns a well-formed proposal into a validated task
+(and validation's disagreements into feedback), `llm_rounds` records the rounds and reports.
 """
 
 from __future__ import annotations
 
 import random
-import tempfile
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workers.gitstore import GitError, git, list_files, read_file
-from workers.patchcore import PatchParseError, PatchPart, split_by_function
+from workers.gitstore import list_files
+from workers.llm_client import MALFORMED, OK, ChatClient, ClientFactory, LLMConfig, Usage
 from workers.sandbox.types import EnvironmentSpec, Limits, RunRequest, RunResult, Snapshot
 from workers.synthesis.coverage_map import CoverageMap
-from workers.synthesis.difficulty import estimate_difficulty
 from workers.synthesis.edits import creation_patch
-from workers.synthesis.llm_client import (
-    HTTP_ERROR,
-    MALFORMED,
-    OK,
-    TIMEOUT,
-    ChatClient,
-    ChatReply,
-    ClientFactory,
-    LLMConfig,
-    Usage,
-)
 from workers.synthesis.llm_context import (
     ModuleContext,
     build_context,
@@ -51,21 +40,34 @@ from workers.synthesis.llm_context import (
     system_prompt,
     task_request,
 )
+from workers.synthesis.llm_proposal import (
+    build_proposal,
+    existing_pass_to_pass,
+    normalise_patch,
+    reference_parts,
+    validation_problems,
+)
+from workers.synthesis.llm_rounds import (
+    INTERNAL_ERROR,
+    ROUND_STATUSES,
+    SANDBOX_ERROR,
+    SCHEMA_INVALID,
+    VALIDATION_FAILED,
+    VERIFIED,
+    LLMSynthesisOutcome,
+    RoundRecord,
+    TaskAttempt,
+    llm_report,
+)
 from workers.synthesis.llm_schema import (
     PROPOSAL_SCHEMA,
     ProposalDraft,
     parse_answer,
     read_proposal,
 )
-from workers.synthesis.proposals import (
-    ReferencePart,
-    Rejection,
-    SpecProposal,
-    SynthesisOutcome,
-    TaskProposal,
-)
+from workers.synthesis.proposals import Rejection, TaskProposal
 from workers.synthesis.source import SourceTree, read_snapshot
-from workers.validation import FAIL_TO_PASS, ValidationInput, ValidationOutcome, validate_task
+from workers.validation import ValidationInput, validate_task
 
 __all__ = [
     "PROPOSAL_SCHEMA",
@@ -75,80 +77,16 @@ __all__ = [
     "RoundRecord",
     "TaskAttempt",
     "Usage",
+    "normalise_patch",
     "synthesize_llm",
 ]
 
 Runner = Callable[[RunRequest], RunResult]
 Progress = Callable[[int, str], None]
 
-# Round statuses. OK is what a model call returns when it worked; a round ends in one of the
-# others (a well-formed proposal always goes on to validation).
-SCHEMA_INVALID = "schema-invalid"
-VALIDATION_FAILED = "validation-failed"
-VERIFIED = "verified"
-SANDBOX_ERROR = "sandbox-error"  # the sandbox itself failed: no proposal can pass, so stop
-INTERNAL_ERROR = "internal-error"  # a bug of ours, recorded instead of ending the job
-ROUND_STATUSES = (
-    OK,
-    MALFORMED,
-    SCHEMA_INVALID,
-    HTTP_ERROR,
-    TIMEOUT,
-    VALIDATION_FAILED,
-    VERIFIED,
-    SANDBOX_ERROR,
-    INTERNAL_ERROR,
-)
-
 # Earlier (answer, feedback) exchanges kept in the conversation: the latest ones carry what
 # still needs fixing; older ones only make the prompt longer.
 HISTORY_EXCHANGES = 2
-# Passing tests of the chosen module added as PASS_TO_PASS when a coverage map is given: the
-# reference must not break what worked.
-MAX_EXISTING_PASS_TO_PASS = 10
-_MAX_MESSAGE_CHARS = 600
-_MAX_PROBLEM_TESTS = 12
-
-
-@dataclass
-class RoundRecord:
-    task: int  # index of the task wanted, from 0
-    round: int  # from 1
-    status: str  # one of ROUND_STATUSES
-    error: str = ""  # the main problem in one line; empty when verified
-    problems: list[str] = field(default_factory=list)  # everything fed back to the model
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0  # the whole round: model call, checks and sandbox
-    model_seconds: float = 0.0
-    validation_seconds: float = 0.0
-    requests: int = 0  # HTTP attempts, retries included
-    retries: int = 0
-    http_status: int | None = None
-    response_id: str = ""
-    title: str = ""  # of the proposal, once it parsed
-
-
-@dataclass
-class TaskAttempt:
-    index: int
-    module: str
-    produced: bool
-    rounds: list[RoundRecord] = field(default_factory=list)
-    # Why no task came out: the last round's status and problems.
-    reasons: list[str] = field(default_factory=list)
-    title: str = ""
-
-
-@dataclass
-class LLMSynthesisOutcome(SynthesisOutcome):
-    attempts: list[TaskAttempt] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-
-    @property
-    def rounds(self) -> list[RoundRecord]:
-        return [r for attempt in self.attempts for r in attempt.rounds]
 
 
 def synthesize_llm(
@@ -341,7 +279,7 @@ class _Run:
         self, record: RoundRecord, messages: list[dict[str, str]], context: ModuleContext
     ) -> _RoundResult:
         reply = self.chat.complete(messages, seed=self.seed * 1000 + record.task)
-        _account(record, reply)
+        record.account(reply)
         if reply.status != OK:
             record.status = reply.status
             record.error = reply.error
@@ -402,11 +340,13 @@ class _Run:
         if not reference_patch.strip():
             return None, ["the reference patch changes nothing"]
         test_patch = creation_patch(draft.test_path, draft.test_code)
-        parts = self._parts(reference_patch)
+        parts = reference_parts(self.snapshot, self.tree, reference_patch)
 
         fail_to_pass = [c.nodeid for c in draft.fail_to_pass]
         pass_to_pass = [c.nodeid for c in draft.pass_to_pass if c.nodeid not in fail_to_pass]
-        existing_tests = self._existing_pass_to_pass(context, set(fail_to_pass + pass_to_pass))
+        existing_tests = existing_pass_to_pass(
+            self.coverage, context, set(fail_to_pass + pass_to_pass), self.seed
+        )
         validation_input = ValidationInput(
             snapshot=self.snapshot,
             environment=self.environment,
@@ -436,124 +376,25 @@ class _Run:
         problems = validation_problems(outcome)
         if problems:
             return None, problems
-        return self._proposal(
+        proposal = build_proposal(
             draft=draft,
-            context=context,
-            record=record,
             outcome=outcome,
-            reference_patch=reference_patch,
-            test_patch=test_patch,
-            parts=parts,
-            existing_tests=existing_tests,
-        ), []
-
-    def _parts(self, reference_patch: str) -> list[PatchPart]:
-        git_dir = Path(self.snapshot.git_dir)
-
-        def read_base(path: str) -> str | None:
-            if path in self.tree.files:
-                return self.tree.files[path]
-            return read_file(git_dir, self.snapshot.commit, path)
-
-        try:
-            return split_by_function(reference_patch, read_base)
-        except PatchParseError:
-            return []  # then the interaction check is skipped; the task is still valid
-
-    def _existing_pass_to_pass(self, context: ModuleContext, named: set[str]) -> list[str]:
-        if self.coverage is None:
-            return []
-        prefix = f"{context.module_path}::"
-        tests = {
-            test
-            for fid, covering in self.coverage.tests_of.items()
-            if fid.startswith(prefix)
-            for test in covering
-            if test in self.coverage.passing and test not in named
-        }
-        ordered = sorted(tests)
-        if len(ordered) <= MAX_EXISTING_PASS_TO_PASS:
-            return ordered
-        rng = random.Random(f"llm-p2p:{self.seed}:{context.module_path}")  # noqa: S311
-        return sorted(rng.sample(ordered, MAX_EXISTING_PASS_TO_PASS))
-
-    def _proposal(
-        self,
-        *,
-        draft: ProposalDraft,
-        context: ModuleContext,
-        record: RoundRecord,
-        outcome: ValidationOutcome,
-        reference_patch: str,
-        test_patch: str,
-        parts: list[PatchPart],
-        existing_tests: list[str],
-    ) -> TaskProposal:
-        fail_to_pass = [c.nodeid for c in draft.fail_to_pass]
-        survivors = set(outcome.fail_to_pass) | set(outcome.pass_to_pass)
-        specs = [
-            SpecProposal(
-                key=spec.key,
-                kind=spec.kind,
-                statement=spec.statement,
-                rationale=spec.rationale,
-                verified_by=[t for t in draft.tests_of(spec.key) if t in survivors],
-            )
-            for spec in draft.specs
-        ]
-        keys_of_test = {c.nodeid: c.spec_keys for c in draft.fail_to_pass}
-        reference_parts = [
-            ReferencePart(
-                name=part.name,
-                patch=part.patch,
-                # The specs whose tests fail when this part is left out: observed, not guessed.
-                spec_keys=sorted(
-                    {k for t in outcome.part_failures.get(part.name, []) for k in keys_of_test[t]},
-                    key=_key_order,
-                ),
-            )
-            for part in parts
-        ]
-        changed = sum(
-            1
-            for line in reference_patch.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        )
-        difficulty = estimate_difficulty(
-            lines_removed=changed,
-            functions=max(1, len(parts)),
-            tests=len(fail_to_pass),
-            dependencies=len(draft.dependencies),
-            error_contracts=sum(1 for s in draft.specs if s.kind == "error-handling"),
-        )
-        metadata: dict[str, Any] = {
-            "origin": "llm",
-            "model": self.config.model,
-            "seed": self.seed,
-            "module": context.module_path,
-            "task_index": record.task,
-            "rounds": record.round,
-            "test_file": draft.test_path,
-            "existing_pass_to_pass": existing_tests,
-            "interaction_score": outcome.interaction_score,
-            "part_failures": outcome.part_failures,
-            "validation_notes": list(outcome.reasons),
-            "validation_seconds": outcome.seconds,
-        }
-        return TaskProposal(
-            title=draft.title,
-            problem_statement=draft.problem_statement,
             base_commit=self.snapshot.commit,
             reference_patch=reference_patch,
             test_patch=test_patch,
-            fail_to_pass=fail_to_pass,
-            pass_to_pass=[t for t in outcome.pass_to_pass if t not in fail_to_pass],
-            specs=specs,
-            dependencies=draft.dependencies,
-            reference_parts=reference_parts,
-            difficulty=difficulty,
-            metadata=metadata,
+            parts=parts,
+            metadata={
+                "origin": "llm",
+                "model": self.config.model,
+                "seed": self.seed,
+                "module": context.module_path,
+                "task_index": record.task,
+                "rounds": record.round,
+                "test_file": draft.test_path,
+                "existing_pass_to_pass": existing_tests,
+            },
         )
+        return proposal, []
 
     # -- reporting -----------------------------------------------------------------------------
 
@@ -568,59 +409,18 @@ class _Run:
         attempts: list[TaskAttempt],
         started: float,
     ) -> dict[str, Any]:
-        elapsed = time.monotonic() - started
-        records = [r for attempt in attempts for r in attempt.rounds]
-        tasks = len(proposals)
-        if self.stop_reason:
-            status, reason = "stopped", self.stop_reason
-        elif tasks:
-            status, reason = "ok", ""
-        else:
-            top = Counter(r.status for r in records).most_common(1)
-            reason = f"no proposal verified (most rounds ended: {top[0][0]})" if top else ""
-            status = "no tasks"
-        usage = self.chat.usage
-        return {
-            "engine": "llm",
-            "status": status,
-            "reason": reason,
-            "model": self.config.model,
-            "config": self.config.public_dict(),
-            "seed": self.seed,
-            "tasks_wanted": self.count,
-            "tasks": tasks,
-            "rounds_limit": self.rounds,
-            "rounds_used": len(records),
-            "round_statuses": dict(sorted(Counter(r.status for r in records).items())),
-            "rounds": [asdict(r) for r in records],
-            "attempts": [
-                {
-                    "index": a.index,
-                    "module": a.module,
-                    "produced": a.produced,
-                    "rounds": len(a.rounds),
-                    "title": a.title,
-                    "reasons": a.reasons,
-                }
-                for a in attempts
-            ],
-            "tokens": {
-                "prompt": usage.prompt_tokens,
-                "completion": usage.completion_tokens,
-                "total": usage.total_tokens,
-            },
-            "cost": round(usage.cost, 6),
-            "requests": usage.requests,
-            "retries": usage.retries,
-            "usage": usage.as_dict(),
-            "rejections": dict(sorted(Counter(r.reason for r in rejected).items())),
-            "mean_specs_per_task": round(sum(len(p.specs) for p in proposals) / max(tasks, 1), 2),
-            "declared_edges": sum(len(p.dependencies) for p in proposals),
-            "fail_to_pass": sum(len(p.fail_to_pass) for p in proposals),
-            "pass_to_pass": sum(len(p.pass_to_pass) for p in proposals),
-            "seconds_total": round(elapsed, 2),
-            "seconds_per_task": round(elapsed / tasks, 2) if tasks else None,
-        }
+        return llm_report(
+            config=self.config,
+            usage=self.chat.usage,
+            seed=self.seed,
+            count=self.count,
+            rounds_limit=self.rounds,
+            stop_reason=self.stop_reason,
+            proposals=proposals,
+            rejected=rejected,
+            attempts=attempts,
+            elapsed=time.monotonic() - started,
+        )
 
     def _unusable(self, reason: str, started: float) -> LLMSynthesisOutcome:
         self.stop_reason = reason
@@ -629,83 +429,3 @@ class _Run:
         return LLMSynthesisOutcome(
             proposals=[], rejected=[], report=report, attempts=[], usage=self.chat.usage
         )
-
-
-def _account(record: RoundRecord, reply: ChatReply) -> None:
-    record.prompt_tokens = reply.prompt_tokens
-    record.completion_tokens = reply.completion_tokens
-    record.cost = reply.cost
-    record.model_seconds = reply.seconds
-    record.requests = reply.requests
-    record.retries = reply.retries
-    record.http_status = reply.http_status
-    record.response_id = reply.response_id
-
-
-def _key_order(key: str) -> int:
-    return int(key[1:]) if key[1:].isascii() and key[1:].isdigit() else 0
-
-
-def normalise_patch(git_dir: Path, commit: str, patch: str) -> tuple[str, str]:
-    """(the patch as git writes it, "") if it applies to `commit`, else ("", git's complaint).
-
-    Models get hunk line counts wrong and mangle headers; `--recount` forgives the counts (the
-    sandbox applies patches the same way), and re-diffing gives a canonical patch that every
-    later step (storage, splitting into parts, evaluation) can parse. Applying to a scratch
-    index stores the new blobs in the repository, as committing a base state does.
-    """
-    with tempfile.TemporaryDirectory(prefix="specloom-llm-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        try:
-            git("read-tree", commit, git_dir=git_dir, env=env)
-            git(
-                "apply",
-                "--cached",
-                "--recount",
-                "--whitespace=nowarn",
-                "-",
-                git_dir=git_dir,
-                env=env,
-                input=patch.encode(),
-            )
-            tree = git("write-tree", git_dir=git_dir, env=env).strip()
-            diff = git(
-                "diff", "--no-color", "--no-ext-diff", "--no-renames", commit, tree, git_dir=git_dir
-            )
-        except GitError as error:
-            return "", error.stderr[-2000:] or str(error)
-    return diff, ""
-
-
-def validation_problems(outcome: ValidationOutcome) -> list[str]:
-    """What the model must fix, from a validation outcome; empty when the task holds.
-
-    Stricter than `outcome.verified`: every test the proposal names must end up in the role it
-    was meant for, since a test that passes without the feature or flakes verifies nothing.
-    """
-    problems = [] if outcome.verified else list(outcome.reasons)
-    mismatched = [v for v in outcome.tests.values() if v.role != v.intended]
-    for verdict in mismatched[:_MAX_PROBLEM_TESTS]:
-        runs = (
-            f" (base: {', '.join(verdict.outcomes_base) or 'not run'}; "
-            f"reference: {', '.join(verdict.outcomes_reference) or 'not run'})"
-        )
-        line = f"{verdict.nodeid}, meant as {verdict.intended}, is {verdict.role}: "
-        line += (verdict.reason or "see the runs") + runs
-        if verdict.intended == FAIL_TO_PASS and "missing" in verdict.outcomes_base:
-            line += (
-                ". It was not collected on the current code: import only existing modules at "
-                "the top of the test file and reach new names inside the tests"
-            )
-        if verdict.message:
-            message = verdict.message.strip()
-            if len(message) > _MAX_MESSAGE_CHARS:
-                message = "..." + message[-_MAX_MESSAGE_CHARS:]
-            line += f"\n  failure output: {message}"
-        problems.append(line)
-    if len(mismatched) > _MAX_PROBLEM_TESTS:
-        problems.append(f"... and {len(mismatched) - _MAX_PROBLEM_TESTS} more tests like these")
-    if problems and outcome.verified:
-        # Notes (collection errors) explain the mismatches; they are not problems on their own.
-        problems += list(outcome.reasons)
-    return problems

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workers.gitstore import commit_patch
-from workers.patchcore import PatchParseError, split_by_function
 from workers.sandbox.types import (
     EnvironmentSpec,
     Limits,
@@ -25,13 +24,10 @@ from workers.sandbox.types import (
     RunResult,
     Snapshot,
 )
-from workers.synthesis.briefs import borrow_examples, build_briefs
 from workers.synthesis.callgraph import CallGraph, build_call_graph
 from workers.synthesis.candidates import CandidatePolicy, select_candidates
 from workers.synthesis.clusters import Cluster, form_clusters
 from workers.synthesis.coverage_map import CoverageMap, build_coverage_map, normalise_context
-from workers.synthesis.difficulty import estimate_difficulty
-from workers.synthesis.documents import DocExample
 from workers.synthesis.edits import (
     LineEdit,
     apply_edits,
@@ -42,22 +38,20 @@ from workers.synthesis.edits import (
     split_lines,
 )
 from workers.synthesis.example_tests import enough_tests, hold_out_example_tests
-from workers.synthesis.examples import Example, TestSources
+from workers.synthesis.examples import TestSources
 from workers.synthesis.functions import FunctionInfo, FunctionTable, build_function_table
 from workers.synthesis.hidden_tests import plan_test_removal, split_nodeid
+from workers.synthesis.procedural_proposal import cluster_proposal, group_by_file
 from workers.synthesis.proposals import (
-    ReferencePart,
     Rejection,
-    SpecProposal,
     SynthesisOutcome,
     TaskProposal,
 )
 from workers.synthesis.reporting import synthesis_report, unusable_outcome
 from workers.synthesis.source import SourceTree, is_test_path, read_snapshot
-from workers.synthesis.specs import build_specs
-from workers.synthesis.statement import problem_statement, task_title
-from workers.synthesis.stubs import removed_body_lines, stub_edits
-from workers.synthesis.trivial import check_trivial, near_copies
+from workers.synthesis.statement import task_title
+from workers.synthesis.stubs import stub_edits
+from workers.synthesis.trivial import near_copies
 
 Runner = Callable[[RunRequest], RunResult]
 # (parent commit, patch, message) -> new commit id
@@ -310,7 +304,7 @@ class _Context:
         started = time.monotonic()
         functions = [self.table.functions[fid] for fid in cluster.functions]
         rng = random.Random(f"{self.seed}:{'|'.join(cluster.functions)}")  # noqa: S311
-        by_file = _group_by_file(functions)
+        by_file = group_by_file(functions)
         originals = {path: self.tree.files[path] for path in by_file}
         edits = {path: stub_edits(originals[path], fns) for path, fns in by_file.items()}
         stubbed = {path: apply_edits(originals[path], edits[path]) for path in by_file}
@@ -409,7 +403,8 @@ class _Context:
             detail = str(error).strip().splitlines()[-1:] or [type(error).__name__]
             return Rejection(cluster.functions, f"base commit failed: {detail[0][:200]}")
 
-        return self._proposal(
+        return cluster_proposal(
+            self,
             cluster=cluster,
             functions=functions,
             originals=originals,
@@ -471,110 +466,6 @@ class _Context:
             restore.append(file_patch(path, hidden_text, back))
         return "".join(hide), "".join(restore)
 
-    def _proposal(
-        self,
-        *,
-        cluster: Cluster,
-        functions: list[FunctionInfo],
-        originals: dict[str, str],
-        stubbed: dict[str, str],
-        base_commit: str,
-        reference_patch: str,
-        test_patch: str,
-        fail_to_pass: list[str],
-        pass_to_pass: list[str],
-        hidden: list[str],
-        visible_failing: list[str],
-        held_out: dict[str, tuple[str, list[str], Example]],
-        run_seconds: float,
-        started: float,
-    ) -> TaskProposal:
-        briefs = build_briefs(
-            functions=functions,
-            texts=originals,
-            tree=self.tree,
-            table=self.table,
-            graph=self.graph,
-            hidden=set(hidden),
-        )
-        for fid, (test_function, _cases, example) in held_out.items():
-            kept = DocExample(
-                example.code, f"{test_function} (kept visible, not a hidden test)", "visible test"
-            )
-            others = [e for e in briefs[fid].examples if not e.source.startswith(test_function)]
-            briefs[fid].examples = [kept, *others]
-        borrow_examples(briefs, self.table, self.graph, self.tree.docs)
-        cluster_specs = build_specs(
-            functions=functions,
-            briefs=briefs,
-            texts=originals,
-            table=self.table,
-            graph=self.graph,
-            cmap=self.cmap,
-            tests=self.tests,
-            fail_to_pass=fail_to_pass,
-        )
-        removed: list[str] = []
-        for path, fns in _group_by_file(functions).items():
-            removed += removed_body_lines(originals[path], fns)
-        ids = set(cluster.functions)
-        relations = [
-            (self.table.functions[a].qualname, self.table.functions[b].qualname)
-            for a in cluster.functions
-            for b in sorted(self.graph.callees.get(a, set()) & ids)
-            if self.graph.is_exact(a, b)
-        ]
-        statement = problem_statement(
-            functions=functions,
-            briefs=briefs,
-            specs=cluster_specs.specs,
-            relations=relations,
-            removed_lines=removed,
-        )
-        parts = _reference_parts(reference_patch, stubbed, cluster_specs.specs)
-        trivial = check_trivial(originals, [(f.path, f.qualname) for f in functions])
-        difficulty = estimate_difficulty(
-            lines_removed=len(removed),
-            functions=len(functions),
-            tests=len(fail_to_pass),
-            dependencies=sum(1 for d in cluster_specs.dependencies if d.relation == "calls"),
-            error_contracts=sum(1 for s in cluster_specs.specs if s.kind == "error-handling"),
-        )
-        metadata = {
-            "origin": "procedural",
-            "seed": self.seed,
-            "functions": list(cluster.functions),
-            "modules": sorted({f.module for f in functions}),
-            "cohesion": cluster.cohesion,
-            "lines_removed": len(removed),
-            "hidden_tests": hidden,
-            "visible_fail_to_pass": visible_failing,
-            "outside_callers": cluster_specs.outside_callers,
-            "untested_specs": [s.key for s in cluster_specs.specs if not s.verified_by],
-            "examples": {
-                fid: [f"{e.kind}: {e.source}" for e in brief.examples]
-                for fid, brief in briefs.items()
-            },
-            "trivial": trivial.as_dict(),
-            "example_tests": {fid: test for fid, (test, _, _) in held_out.items()},
-            "stub_run_seconds": round(run_seconds, 2),
-            "synthesis_seconds": round(time.monotonic() - started, 2),
-        }
-        return TaskProposal(
-            title=task_title(functions),
-            problem_statement=statement,
-            base_commit=base_commit,
-            reference_patch=reference_patch,
-            test_patch=test_patch,
-            fail_to_pass=fail_to_pass,
-            pass_to_pass=pass_to_pass,
-            specs=cluster_specs.specs,
-            dependencies=cluster_specs.dependencies,
-            reference_parts=parts,
-            difficulty=difficulty,
-            metadata=metadata,
-        )
-
 
 def _by_file(tests: set[str]) -> dict[str, set[str]]:
     grouped: dict[str, set[str]] = {}
@@ -586,28 +477,3 @@ def _by_file(tests: set[str]) -> dict[str, set[str]]:
 def _sample(rng: random.Random, tests: set[str], limit: int) -> list[str]:
     ordered = sorted(tests)
     return sorted(rng.sample(ordered, limit)) if len(ordered) > limit else ordered
-
-
-def _group_by_file(functions: list[FunctionInfo]) -> dict[str, list[FunctionInfo]]:
-    grouped: dict[str, list[FunctionInfo]] = {}
-    for info in sorted(functions, key=lambda f: (f.path, f.start)):
-        grouped.setdefault(info.path, []).append(info)
-    return grouped
-
-
-def _reference_parts(
-    reference_patch: str, stubbed: dict[str, str], specs: list[SpecProposal]
-) -> list[ReferencePart]:
-    """The reference patch split by function (workers.patchcore), with each part's specs."""
-    try:
-        parts = split_by_function(reference_patch, stubbed.get)
-    except PatchParseError:
-        return []
-    return [
-        ReferencePart(
-            name=part.name,
-            patch=part.patch,
-            spec_keys=[s.key for s in specs if s.part == part.name],
-        )
-        for part in parts
-    ]

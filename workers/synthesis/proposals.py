@@ -21,6 +21,12 @@ SPEC_KINDS = (
 DIFFICULTY_BUCKETS = ("<15m", "15m-1h", "1-4h", ">4h")
 
 
+def spec_key_order(key: str) -> tuple[int, str]:
+    """Sort key of spec keys: "S2" before "S10"; a key of another shape sorts first, by text."""
+    number = key[1:]
+    return (int(number), key) if number.isascii() and number.isdigit() else (0, key)
+
+
 @dataclass
 class SpecProposal:
     key: str  # "S1", "S2", ... unique within the task

@@ -1,4 +1,8 @@
-"""The procedural engine's report: what was tried, what came of it, and why when nothing did."""
+"""Synthesis reports: what was tried, what came of it, and why when nothing did.
+
+The procedural engine's report is made here; both engines count their proposals the same way
+(`proposal_totals`).
+"""
 
 from __future__ import annotations
 
@@ -33,6 +37,16 @@ def synthesis_report(
         "candidates": len(candidates),
         "clusters": len(clusters),
         "clusters_tried": tried,
+        **proposal_totals(proposals, rejected, elapsed),
+    }
+
+
+def proposal_totals(
+    proposals: list[TaskProposal], rejected: list[Rejection], elapsed: float
+) -> dict:
+    """What both engines' reports count: tasks, rejections, specs, edges, tests and time."""
+    tasks = len(proposals)
+    return {
         "tasks": tasks,
         "rejections": dict(sorted(Counter(r.reason for r in rejected).items())),
         # A spec no hidden test is claimed to check is not counted (it is stated unverified).
@@ -71,13 +85,6 @@ def unusable_outcome(reason: str, started: float) -> SynthesisOutcome:
             "candidates": 0,
             "clusters": 0,
             "clusters_tried": 0,
-            "tasks": 0,
-            "rejections": {},
-            "mean_specs_per_task": 0,
-            "declared_edges": 0,
-            "fail_to_pass": 0,
-            "pass_to_pass": 0,
-            "seconds_total": round(time.monotonic() - started, 2),
-            "seconds_per_task": None,
+            **proposal_totals([], [], time.monotonic() - started),
         },
     )

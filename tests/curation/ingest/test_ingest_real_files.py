@@ -4,24 +4,27 @@ import json
 
 import pytest
 
-from curation.ingest import FORMATS, ParsedStep, detect_format
+from curation.ingest import ParsedStep, detect_format
 
 AGENT_TURNS = [("assistant", "action"), ("tool", "observation")]
 
 
-@pytest.mark.parametrize(
-    ("relative", "expected"),
-    [
-        ("real/swe-agent/test-repo-i1.traj", "swe-agent"),
-        ("real/swe-agent/function_calling_simple.traj", "swe-agent"),
-        ("real/openhands/events-basic.json", "openhands"),
-        ("real/openhands/eval-output-one.jsonl", "openhands-eval"),
-        ("real/swe-bench/predictions-example.json", "predictions"),
-    ],
-)
-def test_detects_the_format_of_each_real_file(fixture_path, relative, expected):
-    assert detect_format(fixture_path(relative)) == expected
-    assert expected in FORMATS
+# Every real file, with the format it is: a file added to the folder must be listed here.
+REAL_FILES = {
+    "real/swe-agent/test-repo-i1.traj": "swe-agent",
+    "real/swe-agent/function_calling_simple.traj": "swe-agent",
+    "real/openhands/events-basic.json": "openhands",
+    "real/openhands/eval-output-one.jsonl": "openhands-eval",
+    "real/swe-bench/predictions-example.json": "predictions",
+}
+
+
+def test_detects_the_format_of_each_real_file(fixture_path):
+    real = fixture_path("real/swe-agent/test-repo-i1.traj").parents[1]
+    on_disk = {f"real/{p.relative_to(real)}" for p in real.rglob("*") if p.is_file()}
+    assert on_disk == set(REAL_FILES)
+    detected = {relative: detect_format(fixture_path(relative)) for relative in REAL_FILES}
+    assert detected == REAL_FILES
 
 
 def test_classic_swe_agent_traj(fixture_path, parse_one, shape):

@@ -29,7 +29,7 @@ def outcome(verdicts: dict[str, tuple[str, list[str]]], *, verified=True) -> Val
     failures = {part: [n for n, (_, needs) in verdicts.items() if part in needs] for part in (A, B)}
     return ValidationOutcome(
         verified=verified,
-        reasons=[],
+        problems=[],
         tests=tests,
         interaction_score=0.5,
         part_failures=failures,

@@ -4,7 +4,8 @@ import json
 
 from tests.support.llm_server import Reply, ScriptedLLMServer
 from workers.audit.facts import EvaluationFacts, FindingDraft, TrajectoryFacts
-from workers.audit.llm import LLMConfig, audit_with_llm, parse_reply
+from workers.audit.llm import audit_config, audit_with_llm, parse_reply
+from workers.llm_client import LLMConfig
 
 ZERO = (
     "tests/test_allocation_spec.py::test_allocation_rejects_a_quantity_that_is_not_positive"
@@ -13,8 +14,13 @@ ZERO = (
 
 
 def _config(server, **overrides) -> LLMConfig:
-    values = {"base_url": server.base_url, "model": "auditor-1", "timeout": 5, "max_retries": 0}
-    return LLMConfig(**{**values, **overrides})
+    values = {
+        "base_url": server.base_url,
+        "model": "auditor-1",
+        "timeout_seconds": 5,
+        "max_retries": 0,
+    }
+    return audit_config(**{**values, **overrides})
 
 
 def _attempts(ledger_facts, attempt):
@@ -115,12 +121,13 @@ def test_endpoint_failures_are_failed_audits(ledger_facts):
     ]
     with ScriptedLLMServer(replies) as server:
         errors = [
-            audit_with_llm(_config(server, timeout=1), ledger_facts, [], []).error for _ in replies
+            audit_with_llm(_config(server, timeout_seconds=1), ledger_facts, [], []).error
+            for _ in replies
         ]
-    assert "InternalServerError" in errors[0]
-    assert "APIConnectionError" in errors[1]
-    assert "502" in errors[2] or "APIStatusError" in errors[2]
-    assert "Timeout" in errors[3]
+    assert errors[0] == "the endpoint failed: HTTP 500: upstream exploded"
+    assert errors[1].startswith("the endpoint failed: connection error")
+    assert errors[2].startswith("the endpoint failed: HTTP 502")
+    assert errors[3] == "the endpoint failed: the request timed out"
     assert all(error.startswith("the endpoint failed") for error in errors)
 
 
@@ -148,3 +155,19 @@ def test_references_to_unknown_attempts_are_kept_as_text():
     (finding,) = findings
     assert finding.trajectory is None
     assert finding.evidence["notes"] == ["unknown attempt 999", "unknown spec 'S9'"]
+
+
+def test_the_auditor_shares_the_clients_retries_and_accounting(ledger_facts):
+    # One transient failure, then an answer: the shared client retries (the auditor allows one
+    # retry) and the usage is the answer's.
+    replies = [Reply.error(503, "busy"), Reply.json({"verdict": "approve", "findings": []})]
+    with ScriptedLLMServer(replies) as server:
+        config = _config(server, max_retries=1, backoff_base_seconds=0.01)
+        audit = audit_with_llm(config, ledger_facts, [], [])
+        requests = server.chat_requests
+    assert (audit.status, audit.verdict) == ("ok", "approve"), audit.error
+    assert len(requests) == 2
+    body = requests[-1].body
+    assert (body["temperature"], body["max_tokens"]) == (0.0, 2000)
+    assert "response_format" not in body and "seed" not in body
+    assert audit.usage["prompt_tokens"] > 0

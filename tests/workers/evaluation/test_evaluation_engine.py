@@ -10,11 +10,11 @@ from workers.evaluation import (
     EvaluationInput,
     check_patches,
     evaluate_patch,
-    patch_files,
     resolution,
     spec_satisfaction,
 )
 from workers.patchcore import split_by_function
+from workers.patchcore.lenient import patch_paths as patch_files
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,7 @@
 """Which files of a patch are tests, conftest or test configuration (plain Python)."""
 
-from workers.evaluation import is_test_path, patch_files, touched_test_files
+from workers.evaluation import is_test_path, touched_test_files
+from workers.patchcore.lenient import patch_paths as patch_files
 
 
 def _diff(path: str, hunks: str, *, new: bool = False) -> str:

@@ -11,6 +11,7 @@ import signal
 import socket
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -331,17 +332,55 @@ def test_the_network_holds_only_the_sandboxs_own_loopback(backend, hostile):
     assert len(result.tests) == 5
 
 
-def test_host_services_are_up_outside_the_sandbox():
-    """Makes the refusals above meaningful wherever the services run (they do in CI)."""
-    reachable = []
-    for port in (5432, 6379):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            reachable.append(port)
-        except OSError:
-            pass
-    if not reachable:
-        pytest.skip("neither PostgreSQL nor Redis listens on this host")
+def test_a_service_on_the_hosts_loopback_is_reachable_outside_and_refused_inside(
+    backend, make_snapshot
+):
+    """The refusals above mean something only while a host service listens: one listens here.
+
+    A jail that shared the host's network would let the sandboxed test connect, which fails
+    the test inside and shows here as a second accepted connection.
+    """
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    accepted: list[str] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, peer = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(peer[0])
+            connection.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=3).close()
+        snapshot = make_snapshot(
+            {
+                "tests/test_reach_host.py": f"""\
+                    import socket
+
+                    import pytest
+
+
+                    def test_the_hosts_listener_is_refused():
+                        with pytest.raises(OSError):
+                            socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
+                    """
+            }
+        )
+        result = run_scenario(backend, snapshot, "tests/test_reach_host.py")
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+    assert_all_passed(result)
+    assert list(result.tests) == ["tests/test_reach_host.py::test_the_hosts_listener_is_refused"]
+    assert accepted == ["127.0.0.1"]  # the host's own connection, and nothing from the jail
 
 
 def test_the_jail_cannot_write_its_root_make_namespaces_or_gain_privileges(backend, hostile):

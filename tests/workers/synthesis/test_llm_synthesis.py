@@ -427,3 +427,18 @@ def test_patches_are_normalised_with_recounted_hunks(marktext, good):
     assert error == ""
     assert normalised.startswith(f"diff --git a/{MODULE} b/{MODULE}\nindex ")
     assert normalised.count("\n+def ") == 2
+
+
+def _stored_objects(git_dir: Path) -> set[str]:
+    return {f"{p.parent.name}{p.name}" for p in (Path(git_dir) / "objects").glob("??/*")}
+
+
+def test_a_models_patch_never_enters_the_stored_repository(marktext, good):
+    # Normalising applies the model's patch in a scratch index whose objects are thrown away:
+    # the stored repository holds only what was imported (and our own base commits).
+    before = _stored_objects(marktext.git_dir)
+    normalised, error = normalise_patch(marktext.git_dir, marktext.commit, good["reference_patch"])
+    assert error == "" and normalised
+    new_blob = normalised.split("\nindex ", 1)[1].split("..", 1)[1].split()[0]
+    assert _stored_objects(marktext.git_dir) == before
+    assert not any(name.startswith(new_blob) for name in before)

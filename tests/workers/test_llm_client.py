@@ -17,7 +17,7 @@ from tests.support.llm_server import (  # noqa: F401 (llm_server_fixture registe
     Usage,
     llm_server_fixture,
 )
-from workers.synthesis.llm_client import (
+from workers.llm_client import (
     HTTP_ERROR,
     MALFORMED,
     OK,
