@@ -30,7 +30,6 @@ from .images import (
     image_name,
     python_version_of,
 )
-from .pytest_invocation import pytest_argv, sandbox_environment, write_support_files
 from .results import record_outcomes
 from .run_folder import SANDBOX_FOLDERS, RunFolder, prepare_working_copy
 from .supervise import TailBuffer
@@ -210,22 +209,11 @@ class DockerBackend:
             result.missing_tests = list(request.tests or ())
             return
         paths = run.paths(python=f"{ENV_PREFIX}/bin/python", mount_point=CONTAINER_ROOT)
-        write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
+        command, environment = prepared.pytest_command(run, paths, request)
         options = container_options(
             image=self.image(result.environment_key),
-            command=pytest_argv(
-                paths,
-                tests=request.tests,
-                file_args=prepared.file_args,
-                coverage=request.coverage,
-                addopts=request.environment.pytest_addopts,
-                options=request.environment.pytest_options,
-            ),
-            environment=sandbox_environment(
-                paths,
-                has_src_layout=prepared.has_src_layout,
-                extra=request.environment.environment,
-            ),
+            command=command,
+            environment=environment,
             limits=request.limits,
             cpus=self.cpus,
             run_id=run_id,

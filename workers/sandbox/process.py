@@ -12,7 +12,6 @@ from pathlib import Path
 from .cgroups import DEFAULT_PARENT, CgroupHierarchy, owner_is_alive, owner_of, owner_tag
 from .environments import GENERATED_FOLDER, EnvironmentStore
 from .jail import JAIL_USER, Jail, JailRunner
-from .pytest_invocation import pytest_argv, sandbox_environment, write_support_files
 from .results import record_outcomes
 from .run_folder import RunFolder, prepare_working_copy
 from .types import EnvironmentSpec, RunRequest, RunResult, Snapshot
@@ -112,21 +111,10 @@ class ProcessBackend:
 
         environment = self.environments.path(result.environment_key)
         paths = run.paths(python=str(self.environments.python(result.environment_key)))
-        write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
+        argv, env = prepared.pytest_command(run, paths, request)
         jail = Jail(
-            argv=pytest_argv(
-                paths,
-                tests=request.tests,
-                file_args=prepared.file_args,
-                coverage=request.coverage,
-                addopts=request.environment.pytest_addopts,
-                options=request.environment.pytest_options,
-            ),
-            env=sandbox_environment(
-                paths,
-                has_src_layout=prepared.has_src_layout,
-                extra=request.environment.environment,
-            ),
+            argv=argv,
+            env=env,
             cwd=str(run.work),
             read_only=(str(environment), str(run.support)),
             writable=tuple(str(run.folder(name)) for name in ("work", "home", "tmp", "out")),

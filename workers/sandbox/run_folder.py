@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .patches import apply_patches
-from .pytest_invocation import RunPaths, selected_paths
+from .pytest_invocation import (
+    RunPaths,
+    pytest_argv,
+    sandbox_environment,
+    selected_paths,
+    write_support_files,
+)
 from .types import PatchFailure, RunRequest
 from .workcopy import chown_tree, materialize_snapshot, remove_paths, remove_tree
 
@@ -98,6 +104,24 @@ class Prepared:
 
     def nothing_to_run(self, request: RunRequest) -> bool:
         return request.tests is not None and not self.file_args
+
+    def pytest_command(
+        self, run: RunFolder, paths: RunPaths, request: RunRequest
+    ) -> tuple[list[str], dict[str, str]]:
+        """The tests' argv and whole environment (any backend), their support files written."""
+        write_support_files(run.support, paths, tests=request.tests, coverage=request.coverage)
+        argv = pytest_argv(
+            paths,
+            tests=request.tests,
+            file_args=self.file_args,
+            coverage=request.coverage,
+            addopts=request.environment.pytest_addopts,
+            options=request.environment.pytest_options,
+        )
+        env = sandbox_environment(
+            paths, has_src_layout=self.has_src_layout, extra=request.environment.environment
+        )
+        return argv, env
 
 
 def prepare_working_copy(
