@@ -61,15 +61,22 @@ def _results(
     dataset_ids: list[int] | None = None,
     release: Release | None = None,
 ) -> QuerySet:
-    results = SpecResult.objects.all()
+    results = _by_task_scope(SpecResult.objects.all(), task, dataset, dataset_ids)
+    if release is not None:
+        results = results.filter(evaluation__trajectory__task__release_entries__release=release)
+    return results
+
+
+def _by_task_scope(
+    results: QuerySet, task: Task | None, dataset: Dataset | None, dataset_ids: list[int] | None
+) -> QuerySet:
+    """Spec results (of trajectories or of grades) of one task, a dataset, or some datasets."""
     if task is not None:
         results = results.filter(spec__task=task)
     if dataset is not None:
         results = results.filter(spec__task__dataset=dataset)
     if dataset_ids is not None:
         results = results.filter(spec__task__dataset_id__in=dataset_ids)
-    if release is not None:
-        results = results.filter(evaluation__trajectory__task__release_entries__release=release)
     return results
 
 
@@ -98,12 +105,7 @@ def _grade_results(
     release: Release | None = None,
 ) -> QuerySet:
     results = GradeSpecResult.objects.filter(grade__submissions__isnull=False)
-    if task is not None:
-        results = results.filter(spec__task=task)
-    if dataset is not None:
-        results = results.filter(spec__task__dataset=dataset)
-    if dataset_ids is not None:
-        results = results.filter(spec__task__dataset_id__in=dataset_ids)
+    results = _by_task_scope(results, task, dataset, dataset_ids)
     if release is not None:
         results = results.filter(spec__task__release_entries__release=release)
     return results

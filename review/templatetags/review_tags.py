@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from curation.templatetags.curation_tags import seconds as format_seconds
 from review import rendering
 
 register = template.Library()
@@ -47,16 +48,7 @@ def line_comments(comments_by_line, patch, path, line):
 
 @register.filter
 def duration(seconds):
-    if seconds is None:
-        return "\u2013"
-    seconds = float(seconds)
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
+    return format_seconds(seconds)  # the curator pages' format: one way to write a duration
 
 
 @register.filter
