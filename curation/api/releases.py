@@ -22,6 +22,7 @@ from curation.api.errors import Conflict
 from curation.api.files import stored_file_response
 from curation.api.filters import ReleaseFilter
 from curation.api.params import int_param, int_schema, query_param
+from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.api.schema import COMPONENT_CONSTRAINTS, ERROR_REF
 from curation.exports.formats import FORMATS, MEDIA_TYPES
@@ -198,6 +199,9 @@ class ReleaseViewSet(
     filterset_class = ReleaseFilter
     # No PUT or PATCH: a release has nothing that can be changed.
     http_method_names = ["get", "post", "delete", "head", "options"]
+    # A cut is a JSON object: in a form every value is text, so a form's "0" would pass as
+    # `include_unsafe` where the schema says boolean.
+    parser_classes = [JSONParser]
 
     # Every write to releases (cutting, deleting a failed one) is a curator's, with a token of
     # the release scope; PUT and PATCH then meet a clear 405 rather than a scope error.
@@ -351,7 +355,8 @@ class ReleaseViewSet(
         responses={
             (200, "application/octet-stream"): OpenApiResponse(
                 OpenApiTypes.BINARY, description="A file of the image's build context."
-            )
+            ),
+            (409, "application/json"): _NOT_READY,
         },
     )
     @action(

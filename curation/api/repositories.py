@@ -15,13 +15,14 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
 from curation import access
 from curation.api.errors import Conflict
 from curation.api.filters import RepositoryFilter
+from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.models import Repository
 from curation.selectors.repositories import repositories_visible, repository_state
@@ -197,6 +198,17 @@ class RepositoryViewSet(
     filterset_class = RepositoryFilter
     parser_classes = [JSONParser, MultiPartParser]
     http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_parsers(self):
+        # Only an import takes a form (an archive upload); a change of settings is JSON, where
+        # a list is a list (in a form, an empty `extra_requirements` would just be absent).
+        action = getattr(self, "action", None)
+        if action is None and self.request is not None:
+            # A request's parsers are chosen before DRF names its action.
+            creating = self.request.method == "POST" and "pk" not in self.kwargs
+        else:
+            creating = action == "create"
+        return super().get_parsers() if creating else [JSONParser()]
 
     def required_role(self, request):
         return None if request.method in SAFE_METHODS else access.CURATOR

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.curation.api.support import error_of
+from tests.factories import RepositoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ def test_an_oversized_body_gets_413_before_anything_reads_it(settings, token_cli
 def test_an_oversized_form_body_gets_413_too(settings, client, bob, dataset):
     settings.SPECLOOM_UPLOAD_MAX_BYTES = 1000
     client.force_login(bob)
-    response = client.post("/api/v1/releases", {"dataset": "x" * 5000})
+    response = client.post("/api/v1/repositories", {"name": "x" * 5000})
     assert response.status_code == 413
     assert error_of(response)["code"] == "payload_too_large"
 
@@ -31,9 +32,25 @@ def test_django_refusing_a_big_form_maps_to_413(settings, client, bob, dataset):
     # Past our own check (say, a larger limit there), Django's own limit still answers 413.
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
     client.force_login(bob)
-    response = client.post("/api/v1/releases", {"dataset": "x" * 500})
+    response = client.post("/api/v1/repositories", {"name": "x" * 500})
     assert response.status_code == 413
     assert error_of(response)["code"] == "payload_too_large"
+
+
+def test_bodies_that_are_json_objects_refuse_a_form(token_client, bob, dataset):
+    # In a form every value is text: "0" would pass for a boolean, an empty list would vanish.
+    client = token_client(bob, "read", "write", "release")
+    cut = client.post("/api/v1/releases", {"dataset": dataset.name, "include_unsafe": 0})
+    assert cut.status_code == 415
+    assert error_of(cut)["code"] == "unsupported_media_type"
+    repository = RepositoryFactory()
+    changed = client.patch(f"/api/v1/repositories/{repository.pk}", {"setup_command": "true"})
+    assert changed.status_code == 415
+    # The same change as JSON is taken.
+    changed = client.patch(
+        f"/api/v1/repositories/{repository.pk}", {"setup_command": "true"}, format="json"
+    )
+    assert changed.status_code == 200, changed.content
 
 
 def test_malformed_json_gets_400(token_client, bob, dataset):
