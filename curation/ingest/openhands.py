@@ -344,7 +344,6 @@ def parse_eval_record(
     test_result = as_dict(record.get("test_result"))
     patch = test_result.get("git_patch", record.get("git_patch"))
     metrics = as_dict(record.get("metrics")) or summary.last_llm_metrics
-    tokens_in, tokens_out = _tokens(metrics, summary)
     error = record.get("error")
 
     metadata = _summary_metadata(summary)
@@ -364,8 +363,39 @@ def parse_eval_record(
     if not history:
         metadata["missing"] = ["history"]
 
+    return event_trajectory(
+        "openhands-eval",
+        record,
+        line=line,
+        instance_id=instance_id,
+        model=model,
+        patch=patch,
+        error=error,
+        summary=summary,
+        steps=steps,
+        metrics=metrics,
+        metadata=metadata,
+    )
+
+
+def event_trajectory(
+    source_format: str,
+    record: dict[str, Any],
+    *,
+    line: int,
+    instance_id: str,
+    model: str | None,
+    patch: Any,
+    error: Any,
+    summary: EventSummary,
+    steps: list,
+    metrics: dict[str, Any],
+    metadata: dict[str, Any],
+) -> ParsedTrajectory:
+    """A trajectory of OpenHands events (evaluation output or resolver output)."""
+    tokens_in, tokens_out = _tokens(metrics, summary)
     return ParsedTrajectory(
-        source_format="openhands-eval",
+        source_format=source_format,
         instance_id=instance_id,
         model=model,
         scaffold=SCAFFOLD,
@@ -378,5 +408,5 @@ def parse_eval_record(
         steps=steps,
         metadata=metadata,
         line=line,
-        content_sha256=content_sha256("openhands-eval", record),
+        content_sha256=content_sha256(source_format, record),
     )

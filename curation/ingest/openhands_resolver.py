@@ -20,15 +20,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .openhands import SCAFFOLD, _summary_metadata, _tokens, collect_event_steps
+from .openhands import _summary_metadata, collect_event_steps, event_trajectory
 from .records import (
     InvalidRecord,
     ParsedTrajectory,
     as_dict,
-    as_float,
     as_int,
     as_text,
-    content_sha256,
     non_empty_str,
     small_fields,
 )
@@ -67,7 +65,6 @@ def parse_resolver_record(
         raise InvalidRecord(f"'history' must be a list, not {type(history).__name__}")
     steps, summary = collect_event_steps(history or [], "history")
     metrics = as_dict(record.get("metrics")) or summary.last_llm_metrics
-    tokens_in, tokens_out = _tokens(metrics, summary)
     patch = record.get("git_patch")
     error = record.get("error")
     explanation = as_text(record.get("result_explanation", record.get("success_explanation")))
@@ -90,19 +87,16 @@ def parse_resolver_record(
     if not history:
         metadata["missing"] = ["history"]
 
-    return ParsedTrajectory(
-        source_format=SOURCE_FORMAT,
+    return event_trajectory(
+        SOURCE_FORMAT,
+        record,
+        line=line,
         instance_id=instance_id,
         model=summary.response_model,
-        scaffold=SCAFFOLD,
-        final_patch=patch if isinstance(patch, str) else None,
-        # The resolver records a crash or a limit hit in "error"; that outranks the agent state.
-        exit_status="error" if error else summary.exit_status,
-        cost_usd=as_float(metrics.get("accumulated_cost")),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
+        patch=patch,
+        error=error,
+        summary=summary,
         steps=steps,
+        metrics=metrics,
         metadata=metadata,
-        line=line,
-        content_sha256=content_sha256(SOURCE_FORMAT, record),
     )
