@@ -7,6 +7,7 @@ is `int_schema` (a raw schema for `OpenApiParameter`).
 
 from __future__ import annotations
 
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -84,3 +85,13 @@ def exploded_object(properties: dict, **constraints) -> dict:
         "additionalProperties": False,
         **constraints,
     }
+
+
+class JSONBooleanField(serializers.BooleanField):
+    """A boolean of a JSON body: `true` or `false` only. DRF's field also takes 0, 1, "yes",
+    "off" and the like (meant for forms), which the schema's `type: boolean` does not allow."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data

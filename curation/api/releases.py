@@ -21,7 +21,7 @@ from curation import access
 from curation.api.errors import Conflict
 from curation.api.files import stored_file_response
 from curation.api.filters import ReleaseFilter
-from curation.api.params import int_param, int_schema, query_param
+from curation.api.params import JSONBooleanField, int_param, int_schema, query_param
 from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.api.schema import COMPONENT_CONSTRAINTS, ERROR_REF
@@ -130,10 +130,10 @@ class ReleaseCutSerializer(serializers.Serializer):
         trim_whitespace=False,
         help_text="up to 32 letters, digits, '.', '_' or '-'; default: the next vN",
     )
-    trajectories = serializers.BooleanField(
+    trajectories = JSONBooleanField(
         default=False, help_text="put trajectories and evaluations in the specloom file"
     )
-    include_unsafe = serializers.BooleanField(
+    include_unsafe = JSONBooleanField(
         default=False,
         help_text="keep trajectories flagged unsafe by the review agent; only with trajectories",
     )

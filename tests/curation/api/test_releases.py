@@ -68,6 +68,12 @@ def test_bad_cut_input_is_a_clear_error(token_client, bob, release):
     assert "already has a release v1" in error_of(response)["message"]
     response = client.post("/api/v1/releases", {"trajectories": "perhaps"}, format="json")
     assert set(error_of(response)["details"]) == {"dataset", "trajectories"}
+    # A JSON boolean is true or false: not 0, 1 or "yes" (which a form field would take).
+    for value in (0, 1, "true", "yes"):
+        body = {"dataset": "core", "trajectories": value, "include_unsafe": value}
+        response = client.post("/api/v1/releases", body, format="json")
+        assert response.status_code == 400, value
+        assert set(error_of(response)["details"]) == {"trajectories", "include_unsafe"}
 
 
 def test_a_release_cannot_be_changed_through_the_api(token_client, bob, release):
