@@ -23,6 +23,7 @@ from rest_framework.response import Response
 
 from curation import access
 from curation.api.errors import Conflict
+from curation.api.params import JSONInputSerializer
 from curation.api.repositories import StrictCharField
 from curation.api.router import router
 from curation.models import Dataset
@@ -67,7 +68,7 @@ class DatasetSerializer(serializers.ModelSerializer):
         return bool(dataset.webhook_url)
 
 
-class PolicySerializer(serializers.Serializer):
+class PolicySerializer(JSONInputSerializer):
     description = StrictCharField(max_length=10_000, required=False, allow_blank=True)
     reviews_required = serializers.IntegerField(
         min_value=1, max_value=MAX_REVIEWS_REQUIRED, required=False
@@ -91,7 +92,7 @@ class MemberSerializer(serializers.Serializer):
     roles = serializers.ListField(child=serializers.CharField())
 
 
-class MemberAddSerializer(serializers.Serializer):
+class MemberAddSerializer(JSONInputSerializer):
     username = StrictCharField(max_length=150)
     role = serializers.ChoiceField(
         choices=[access.REVIEWER, access.CURATOR],

@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 
 from curation import access
 from curation.api.errors import error_body
-from curation.api.params import MAX_ID
+from curation.api.params import MAX_ID, JSONInputSerializer
 from curation.api.parsers import JSONParser
 from curation.api.repositories import StrictCharField
 from curation.api.router import router
@@ -46,7 +46,7 @@ GRADE_SCOPE = "grade"
 MAX_IDS = 500
 
 
-class GradePatchSerializer(serializers.Serializer):
+class GradePatchSerializer(JSONInputSerializer):
     patch = StrictCharField(
         allow_blank=True, trim_whitespace=False, help_text="a unified diff (empty: no change)"
     )
@@ -65,7 +65,7 @@ class GradeItemSerializer(GradePatchSerializer):
     task = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="task id")
 
 
-class GradeBatchSerializer(serializers.Serializer):
+class GradeBatchSerializer(JSONInputSerializer):
     # A list field (not many=True) so that the schema says minItems and maxItems.
     items = serializers.ListField(
         child=GradeItemSerializer(),

@@ -95,3 +95,50 @@ class JSONBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid", input=data)
         return data
+
+
+# The input of a JSON body, whose values keep their JSON types. DRF's fields coerce what a
+# form would send (a number becomes a string, 0, 1 or "yes" a boolean, "3" an integer); the
+# schema says string, boolean, integer, and a client sending 0 for a name has a bug that
+# deserves a 400, not a release called "0". (No docstring: the schema would show it on every
+# input that has none of its own.)
+class JSONInputSerializer(serializers.Serializer):
+    def to_internal_value(self, data):
+        # A parsed JSON object is a plain dict; a form (a QueryDict) only ever holds text.
+        wrong = {}
+        if type(data) is dict:
+            for field in self._writable_fields:
+                value = data.get(field.field_name)
+                if value is not None and (kind := _json_kind(field)) is not None:
+                    base, has_type = kind
+                    if not has_type(value):
+                        # DRF's own words for a value of the wrong type ("Not a valid string.").
+                        wrong[field.field_name] = [str(base.default_error_messages["invalid"])]
+        try:
+            validated = super().to_internal_value(data)
+        except ValidationError as exc:
+            # Every problem at once: a missing field is reported beside a wrongly typed one.
+            raise ValidationError({**exc.detail, **wrong}) from None
+        if wrong:
+            raise ValidationError(wrong)
+        return validated
+
+
+_JSON_KINDS = (
+    (serializers.BooleanField, lambda value: isinstance(value, bool)),
+    (serializers.CharField, lambda value: isinstance(value, str)),
+    (
+        serializers.IntegerField,
+        lambda value: isinstance(value, int) and not isinstance(value, bool),
+    ),
+    (
+        serializers.FloatField,
+        lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    ),
+)
+
+
+def _json_kind(field):
+    """(the DRF field class whose messages apply, the check of a JSON value), or None for
+    fields that check their own input (lists, objects, choices...)."""
+    return next(((base, check) for base, check in _JSON_KINDS if isinstance(field, base)), None)

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from curation import access
 from curation.api.errors import Conflict
+from curation.api.params import JSONInputSerializer
 from curation.api.parsers import JSONParser
 from curation.models import EnvironmentRecipe, Repository
 from curation.services.recipes import (
@@ -45,7 +46,7 @@ class RecipeSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RecipeEditSerializer(serializers.Serializer):
+class RecipeEditSerializer(JSONInputSerializer):
     recipe = serializers.JSONField(
         help_text="install, packages, environment, setup_commands, pytest_addopts, "
         "pytest_options, python (see the README's recipe section)"

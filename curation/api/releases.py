@@ -21,7 +21,13 @@ from curation import access
 from curation.api.errors import Conflict
 from curation.api.files import stored_file_response
 from curation.api.filters import ReleaseFilter
-from curation.api.params import JSONBooleanField, int_param, int_schema, query_param
+from curation.api.params import (
+    JSONBooleanField,
+    JSONInputSerializer,
+    int_param,
+    int_schema,
+    query_param,
+)
 from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.api.schema import COMPONENT_CONSTRAINTS, ERROR_REF
@@ -116,7 +122,7 @@ class ReleaseDetailSerializer(ReleaseSerializer):
         return release.datasheet.get("error", "") if release.status == "failed" else ""
 
 
-class ReleaseCutSerializer(serializers.Serializer):
+class ReleaseCutSerializer(JSONInputSerializer):
     dataset = serializers.CharField(
         max_length=100, help_text="dataset name; one you cannot see is a 404"
     )

@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from curation import access
 from curation.api.errors import Conflict
 from curation.api.filters import RepositoryFilter
+from curation.api.params import JSONInputSerializer
 from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.models import Repository
@@ -92,7 +93,7 @@ class RepositorySerializer(serializers.ModelSerializer):
         return list(repository.environment.get("requirements", []))
 
 
-class SetupSerializer(serializers.Serializer):
+class SetupSerializer(JSONInputSerializer):
     setup_command = StrictCharField(max_length=500, required=False, allow_blank=True)
     test_command = StrictCharField(max_length=500, required=False, allow_blank=True)
     requirements = serializers.ListField(
@@ -100,7 +101,7 @@ class SetupSerializer(serializers.Serializer):
     )
 
 
-class ImportItemSerializer(serializers.Serializer):
+class ImportItemSerializer(JSONInputSerializer):
     source = StrictCharField(
         max_length=4000, required=False, help_text="a git URL or a path on the server"
     )
@@ -159,7 +160,7 @@ class ImportResponseSerializer(serializers.Serializer):
     results = ImportResultSerializer(many=True)
 
 
-class SetupUpdateSerializer(serializers.Serializer):
+class SetupUpdateSerializer(JSONInputSerializer):
     setup_command = StrictCharField(max_length=500, required=False, allow_blank=True)
     test_command = StrictCharField(max_length=500, required=False, allow_blank=True)
     extra_requirements = serializers.ListField(
@@ -167,7 +168,7 @@ class SetupUpdateSerializer(serializers.Serializer):
     )
 
 
-class SynthesizeSerializer(serializers.Serializer):
+class SynthesizeSerializer(JSONInputSerializer):
     dataset = StrictCharField(max_length=100, help_text="dataset name")
     engine = serializers.ChoiceField(choices=list(ENGINES), default="procedural")
     count = serializers.IntegerField(min_value=1, max_value=200, default=10)

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from curation import access
 from curation.api.errors import error_body
 from curation.api.filters import TaskFilter
-from curation.api.params import bool_param, exploded_object, query_param
+from curation.api.params import JSONInputSerializer, bool_param, exploded_object, query_param
 from curation.api.parsers import JSONParser
 from curation.api.router import router
 from curation.exports.formats import MEDIA_TYPES, STREAMABLE, SUFFIXES, jsonl_chunks
@@ -129,7 +129,7 @@ def Text(**kwargs) -> serializers.CharField:
     return serializers.CharField(trim_whitespace=False, **kwargs)
 
 
-class SpecInputSerializer(serializers.Serializer):
+class SpecInputSerializer(JSONInputSerializer):
     key = Text(max_length=16)
     kind = serializers.ChoiceField(choices=Specification.Kind.choices)
     statement = Text()
@@ -143,21 +143,21 @@ class SpecInputSerializer(serializers.Serializer):
     )
 
 
-class DependencyInputSerializer(serializers.Serializer):
+class DependencyInputSerializer(JSONInputSerializer):
     vars()["from"] = Text(max_length=16, help_text="key of the dependent spec")
     vars()["to"] = Text(max_length=16, help_text="key of the spec it needs")
     relation = Text(max_length=32, required=False, default="depends-on")
     detail = Text(required=False, allow_blank=True, default="")
 
 
-class TestInputSerializer(serializers.Serializer):
+class TestInputSerializer(JSONInputSerializer):
     nodeid = Text(max_length=2000)
     intended_role = serializers.ChoiceField(choices=TestCase.Intent.choices)
     specs = serializers.ListField(child=Text(max_length=16), required=False, default=list)
     code = Text(required=False, allow_blank=True, default="")
 
 
-class TaskEditSerializer(serializers.Serializer):
+class TaskEditSerializer(JSONInputSerializer):
     """A content edit: the revision you read, and what changes (curation.services.editing)."""
 
     revision = serializers.IntegerField(
@@ -182,7 +182,7 @@ class TaskEditSerializer(serializers.Serializer):
     )
 
 
-class TaskCreateSerializer(serializers.Serializer):
+class TaskCreateSerializer(JSONInputSerializer):
     dataset = Text(max_length=100, help_text="dataset name; one you cannot see is a 404")
     repository = Text(max_length=100, help_text="repository name; an unknown one is a 404")
     title = Text(max_length=300)

@@ -358,3 +358,14 @@ def test_the_schema_says_include_unsafe_needs_trajectories(token_client, alice):
     assert {"required": ["trajectories"], "properties": {"trajectories": {"enum": [True]}}} in (
         cut["anyOf"]
     )
+
+
+def test_json_bodies_keep_their_types(token_client, bob, release, dataset):
+    # DRF would turn 0 into "0" and "3" into 3; a JSON body's values must have the schema's types.
+    client = token_client(bob, "read", "write", "release")
+    response = client.post("/api/v1/releases", {"dataset": "core", "version": 0}, format="json")
+    assert response.status_code == 400
+    assert error_of(response)["details"] == {"version": ["Not a valid string."]}
+    response = client.post("/api/v1/datasets", {"name": 7}, format="json")
+    assert response.status_code == 400
+    assert "name" in error_of(response)["details"]
