@@ -24,7 +24,10 @@ from workers.recipes.recipe import RecipeError
 
 
 class RecipeSerializer(serializers.ModelSerializer):
+    # A repository whose recipe was never prepared answers a pending recipe not yet stored.
+    id = serializers.IntegerField(read_only=True, allow_null=True)
     repository = serializers.IntegerField(source="repository_id", read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = EnvironmentRecipe

@@ -192,7 +192,9 @@ def test_limits_of_size_and_batch_are_400s(task, grader, settings):
     assert response.status_code == 400
 
 
-@pytest.mark.parametrize("query", ["ids=", "ids=a,b", "ids=1&wait=-1", "ids=1&wait=x"])
+@pytest.mark.parametrize(
+    "query", ["ids=", "ids=a,b", "ids=1&wait=-1", "ids=1&wait=x", "ids=1&wait=3601"]
+)
 def test_bad_query_parameters_are_400s(grader, query):
     assert grader.get(f"/api/v1/grades?{query}").status_code == 400
 

@@ -92,3 +92,15 @@ def test_an_unknown_repository_answers_404(token_client, bob):
     response = token_client(bob, "read").get("/api/v1/repositories/999999/recipe")
     assert response.status_code == 404
     error_of(response)
+
+
+def test_a_recipe_never_prepared_answers_as_pending_with_no_id(token_client, bob):
+    # A repository still being imported has no snapshot, so no stored recipe: id and
+    # updated_at are null, as the schema says.
+    from tests.factories import RepositoryFactory
+
+    repository = RepositoryFactory(status="importing", git_path="", default_commit="")
+    response = token_client(bob, "read").get(f"/api/v1/repositories/{repository.pk}/recipe")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["id"], body["updated_at"], body["status"]) == (None, None, "pending")
