@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.workers.sandbox.conftest import SAMPLE_PYPROJECT
 from workers import gitstore
 from workers.patchcore import split_by_function
 from workers.sandbox import get_backend
@@ -33,19 +34,7 @@ PARSE = f"{MONEY}::parse_cents"
 TOTAL = f"{MONEY}::total_cents"
 
 # The sandbox tests' sample project (same dependency files, hence the same cached environment).
-PYPROJECT = """\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "sampleproj"
-version = "0.1.0"
-dependencies = ["six"]
-
-[tool.setuptools.packages.find]
-where = ["src"]
-"""
+PYPROJECT = SAMPLE_PYPROJECT
 PACKAGE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 BASE_MONEY = """\
