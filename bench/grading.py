@@ -17,6 +17,11 @@ table every 10 ms). Patches are submitted with `grades_submit`, as the API does.
   rounds; `overhead_vs_bare_cpu`: the same in CPU time (the workers' own and their children's,
   the jailed tests included, against bare pytest's), which load elsewhere moves far less;
   `engine_seconds_p50`: the evaluation engine's own time inside the grade;
+  Each sample starts after a pause (`settle`): a finished grade's background work (removing
+  its run folder, starting the environment's next warm jail) must not land in either sample.
+  Workers use the settings' warm jails (SPECLOOM_SANDBOX_WARM_JAILS; `0` measures cold starts);
+  the CPU a warm jail spent starting, before its grade was sent, falls between samples and is
+  not in `grade_cpu_p50_s`;
 - `grades_per_minute`: a batch of mixed patches (passing, failing, not applying) on both tasks,
   2 workers, submit to the last one finished (target 20);
 - `group_speedup`: 8 patches of one task sent as one group (one job, its patches in parallel)
@@ -47,6 +52,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "tasks"
 EXAMPLES = ROOT / "examples" / "repos"
 WORKERS = 2
 GROUP = 8
+SETTLE_SECONDS = 1.0
 TARGETS = {"grades_per_minute": 20, "overhead_vs_bare": 1.3}
 ANCHOR = "the SWE-bench Docker harness validates about one task per core-minute"
 
@@ -236,6 +242,12 @@ def wait_done(grade_ids: list[int], timeout: float = 600) -> None:
     raise SystemExit(f"grades {grade_ids} did not finish within {timeout} s")
 
 
+def settle() -> None:
+    """Let what a finished grade starts in the background (its run folder's removal, the next
+    run's warm jail) end before the next sample, so that neither sample pays for it."""
+    time.sleep(SETTLE_SECONDS)
+
+
 def timed_grades(pairs: list[tuple]) -> float:
     started = time.perf_counter()
     wait_done(submit(pairs))
@@ -360,7 +372,9 @@ def measure(args, scratch: Path) -> dict:
         pids = [worker.pid for worker in workers]
         for _ in range(rounds):
             for task in tasks:
+                settle()
                 bare.append(bare_pytest(copies[task.pk], bare_cpu))
+                settle()
                 before = process_cpu(pids) + cgroup_cpu(settings.SPECLOOM_CGROUP_PARENT)
                 latencies.append(
                     timed_grades([(task, rollout(task.reference_patch, Counter.next()))])
@@ -397,6 +411,7 @@ def measure(args, scratch: Path) -> dict:
         "worker_kind": "celery (redis, solo pool)" if args.redis_url else "job-table pollers",
         "grade_threads_per_job": settings.SPECLOOM_GRADE_THREADS,
         "grade_reruns": settings.SPECLOOM_GRADE_RERUNS,
+        "warm_jails": settings.SPECLOOM_SANDBOX_WARM_JAILS,
         "grades_per_minute": round(len(pairs) / throughput_seconds * 60, 1),
         "throughput_grades": len(pairs),
         "grade_latency_p50_s": round(p50, 3),

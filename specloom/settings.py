@@ -183,6 +183,9 @@ SPECLOOM_SANDBOX_MEMORY_MB = env_int("SPECLOOM_SANDBOX_MEMORY_MB", 2048, minimum
 # and which unprivileged user jailed code runs as.
 SPECLOOM_CGROUP_PARENT = env_str("SPECLOOM_CGROUP_PARENT", "specloom")
 SPECLOOM_JAIL_USER = env_str("SPECLOOM_JAIL_USER", "nobody")
+# Interpreters started (jailed) ahead of the next run of each environment, pytest imported:
+# a grade then skips most of its start (workers/sandbox/warm.py). 0 starts every run cold.
+SPECLOOM_SANDBOX_WARM_JAILS = env_int("SPECLOOM_SANDBOX_WARM_JAILS", 2, minimum=0)
 # How often beat sweeps away what dead workers left in the sandbox (cgroups, run folders).
 SPECLOOM_SANDBOX_SWEEP_SECONDS = env_int("SPECLOOM_SANDBOX_SWEEP_SECONDS", 300, minimum=10)
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)

@@ -59,14 +59,22 @@ def repo_storage(settings, tmp_path):
 @pytest.fixture
 def sandbox_root(settings):
     """The sandbox for app-level tests: environments cached across test runs."""
-    from curation import runtime
 
     # Beside the sandbox tests' root ($SPECLOOM_TEST_SANDBOX_ROOT): runs sharing a machine
     # (several checkouts) each set their own, so one run's sweep never removes another's runs.
     root = os.environ.get("SPECLOOM_TEST_SANDBOX_ROOT", "/var/tmp/specloom-test-jail")
     settings.SPECLOOM_SANDBOX_ROOT = Path(f"{root}-app")
-    runtime.sandbox_backend.cache_clear()
+    _forget_sandbox_backend()
     yield settings.SPECLOOM_SANDBOX_ROOT
+    _forget_sandbox_backend()
+
+
+def _forget_sandbox_backend() -> None:
+    """The next test gets a backend of its own; this one's warm jails end now, not at exit."""
+    from curation import runtime
+
+    if runtime.sandbox_backend.cache_info().currsize:
+        runtime.sandbox_backend().close()
     runtime.sandbox_backend.cache_clear()
 
 

@@ -17,6 +17,7 @@ def sandbox_backend() -> Backend:
         options = {
             "cgroup_parent": settings.SPECLOOM_CGROUP_PARENT,
             "jail_user": settings.SPECLOOM_JAIL_USER,
+            "warm_jails": settings.SPECLOOM_SANDBOX_WARM_JAILS,
         }
     elif settings.SPECLOOM_SANDBOX_BACKEND == "docker":
         options = {"image_prefix": settings.SPECLOOM_IMAGE_PREFIX}

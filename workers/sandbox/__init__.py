@@ -62,12 +62,17 @@ class Backend(Protocol):
         """Build the snapshot's environment unless cached; return (key, built)."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the backend keeps running between runs (warm jails)."""
+        ...
+
 
 def get_backend(name: str = "process", *, root: Path, **options) -> Backend:
     """A sandbox backend keeping its environments, caches and run folders under `root`.
 
     Options of the process backend: `cgroup_parent` (where run cgroups go, relative to each
-    hierarchy's root) and `jail_user` (the unprivileged user jailed code runs as); of the docker
+    hierarchy's root), `jail_user` (the unprivileged user jailed code runs as) and `warm_jails`
+    (interpreters started ahead of each environment's next run, warm.py); of the docker
     backend: `image_prefix` (the repository its environment images are tagged in).
     """
     if name not in BACKENDS:

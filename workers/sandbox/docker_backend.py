@@ -147,6 +147,9 @@ class DockerBackend:
     def image(self, key: str) -> str:
         return image_name(self.image_prefix, key)
 
+    def close(self) -> None:
+        """Nothing runs between runs: each run is a container of its own."""
+
     def ensure_environment(self, snapshot: Snapshot, spec: EnvironmentSpec) -> tuple[str, bool]:
         import docker
 

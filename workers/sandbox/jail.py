@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import grp
 import json
 import os
 import pwd
@@ -36,7 +37,7 @@ from pathlib import Path
 from .cgroups import DEFAULT_PARENT, CgroupHierarchy, detect_hierarchy, owner_tag
 from .errors import SandboxError, SandboxStartError
 from .launcher import INIT_ERROR_EXIT, INIT_ERROR_MARKER, jail_launcher_binary
-from .supervise import Finished, TailBuffer, supervise
+from .supervise import Finished, Supervised, TailBuffer
 from .types import Limits
 
 JAIL_USER = "nobody"
@@ -127,6 +128,21 @@ def jail_user(name: str = JAIL_USER) -> tuple[int, int] | None:
     if entry.pw_uid == 0:
         raise SandboxError("the jail's user must not be root")
     return entry.pw_uid, entry.pw_gid
+
+
+def patch_user(user: tuple[int, int]) -> tuple[int, int]:
+    """An unprivileged uid and gid that are not the jail's and belong to no account of this
+    host: patches are applied as them while a warm jail (warm.py) runs as the jail's user."""
+    uid = user[0]
+    for candidate in range(uid - 1, max(uid - 1000, 1000), -1):
+        try:
+            pwd.getpwuid(candidate)
+        except KeyError:
+            try:
+                grp.getgrgid(candidate)
+            except KeyError:
+                return candidate, candidate
+    raise SandboxError(f"no free uid below the jail user's ({uid}) to apply patches as")
 
 
 def write_jail_etc(folder: Path, user: tuple[int, int] | None) -> Path:
@@ -278,6 +294,22 @@ class JailRunner:
     def _run_once(
         self, jail: Jail, limits: Limits, *, run_id: str | None, merge_stderr: bool
     ) -> JailFinished:
+        started = self.start(jail, limits, run_id=run_id, merge_stderr=merge_stderr)
+        return started.finish(wall_seconds=limits.wall_seconds)
+
+    def start(
+        self,
+        jail: Jail,
+        limits: Limits,
+        *,
+        run_id: str | None = None,
+        merge_stderr: bool = False,
+        stdin_pipe: bool = False,
+        pass_fds: tuple[int, ...] = (),
+    ) -> StartedJail:
+        """Start `jail` in a cgroup of its own; `StartedJail.finish` waits for it. With
+        `stdin_pipe`, the jailed program reads its standard input from `finish(message=...)`;
+        `pass_fds` are inherited by the jailed program."""
         cgroup = self.hierarchy.run_cgroup(f"{owner_tag()}-{run_id or uuid.uuid4().hex}")
         cgroup.create(limits)
         status_read, status_write = os.pipe()
@@ -290,59 +322,97 @@ class JailRunner:
             if self.user is not None:
                 argv += ["--user", str(self.user[0]), str(self.user[1])]
             argv += ["--", *bwrap_argv(jail, etc=self.etc, status_fd=status_write)]
-            try:
-                finished = supervise(
-                    argv,
-                    env=launcher_environment(),
-                    cwd="/",
-                    wall_seconds=limits.wall_seconds,
-                    max_output_bytes=limits.max_output_bytes,
-                    merge_stderr=merge_stderr,
-                    pass_fds=(status_write,),
-                    before_reap=cgroup.kill,
-                )
-            except OSError as exc:
-                raise SandboxStartError(
-                    f"the sandbox could not start: {exc}",
-                    transient=exc.errno in (errno.EAGAIN, errno.ENOMEM),
-                ) from exc
-            cgroup.kill()
-            oom_kills = cgroup.oom_kills()
-            cpu_seconds = cgroup.cpu_seconds()
+            child = Supervised.start(
+                argv,
+                env=launcher_environment(),
+                cwd="/",
+                max_output_bytes=limits.max_output_bytes,
+                merge_stderr=merge_stderr,
+                pass_fds=(status_write, *pass_fds),
+                stdin_pipe=stdin_pipe,
+            )
+        except OSError as exc:
+            os.close(status_read)
+            cgroup.remove()
+            raise SandboxStartError(
+                f"the sandbox could not start: {exc}",
+                transient=exc.errno in (errno.EAGAIN, errno.ENOMEM),
+            ) from exc
         finally:
             # The launcher has its copy: once every jailed process is gone, the pipe reads to
             # its end.
             os.close(status_write)
-            status = _read_status(status_read)
-            cgroup.remove()
-        jailed = self._finished(finished, status, oom_kills)
+        return StartedJail(child=child, cgroup=cgroup, status_read=status_read)
+
+
+class StartedJail:
+    """A jail that runs (or waits for its standard input): finish it once, or kill it."""
+
+    def __init__(self, *, child: Supervised, cgroup, status_read: int) -> None:
+        self.child = child
+        self.cgroup = cgroup
+        self._status_read = status_read
+        self._done = False
+
+    def running(self) -> bool:
+        return not self._done and self.child.running()
+
+    def finish(self, *, wall_seconds: float, message: bytes | None = None) -> JailFinished:
+        """Wait for the jailed program's end (or the wall-clock limit, counted from now), kill
+        whatever is left in its cgroup and remove it."""
+        if self._done:
+            raise SandboxError("this jail has finished already")
+        self._done = True
+        try:
+            finished = self.child.wait(
+                wall_seconds=wall_seconds, before_reap=self.cgroup.kill, message=message
+            )
+            self.cgroup.kill()
+            oom_kills = self.cgroup.oom_kills()
+            cpu_seconds = self.cgroup.cpu_seconds()
+        finally:
+            status = _read_status(self._status_read)
+            self.cgroup.remove()
+        jailed = _finished(finished, status, oom_kills)
         jailed.cpu_seconds = cpu_seconds
         return jailed
 
-    @staticmethod
-    def _finished(finished: Finished, status: list[dict], oom_kills: int) -> JailFinished:
-        # bubblewrap reports the program's exit on its status pipe, which the jailed program
-        # never holds: without that report (and without a limit that killed the run), the
-        # program never ran, whatever its output says.
-        exit_codes = [item["exit-code"] for item in status if "exit-code" in item]
-        if not exit_codes and not finished.timed_out and not oom_kills:
-            message = (finished.stderr.text() or finished.stdout.text()).strip()[-2000:]
-            launched = finished.returncode != INIT_ERROR_EXIT or INIT_ERROR_MARKER not in message
-            transient = any(sign in message for sign in _TRANSIENT_SIGNS)
-            where = "bubblewrap" if launched else "the launcher"
-            raise SandboxStartError(
-                f"the sandbox could not start ({where}): {message or 'no message'}",
-                transient=transient,
-            )
-        returncode = int(exit_codes[-1]) if exit_codes else finished.returncode
-        return JailFinished(
-            returncode=None if finished.timed_out else returncode,
-            timed_out=finished.timed_out,
-            wall_seconds=finished.wall_seconds,
-            stdout=finished.stdout,
-            stderr=finished.stderr,
-            oom_kills=oom_kills,
+    def kill(self) -> None:
+        """End it unused: everything in its cgroup is killed and the cgroup removed."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.child.kill(self.cgroup.kill)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self._status_read)
+            self.cgroup.remove()
+
+
+def _finished(finished: Finished, status: list[dict], oom_kills: int) -> JailFinished:
+    # bubblewrap reports the program's exit on its status pipe, which the jailed program
+    # never holds: without that report (and without a limit that killed the run), the
+    # program never ran, whatever its output says.
+    exit_codes = [item["exit-code"] for item in status if "exit-code" in item]
+    if not exit_codes and not finished.timed_out and not oom_kills:
+        message = (finished.stderr.text() or finished.stdout.text()).strip()[-2000:]
+        launched = finished.returncode != INIT_ERROR_EXIT or INIT_ERROR_MARKER not in message
+        transient = any(sign in message for sign in _TRANSIENT_SIGNS)
+        where = "bubblewrap" if launched else "the launcher"
+        raise SandboxStartError(
+            f"the sandbox could not start ({where}): {message or 'no message'}",
+            transient=transient,
         )
+    returncode = int(exit_codes[-1]) if exit_codes else finished.returncode
+    return JailFinished(
+        returncode=None if finished.timed_out else returncode,
+        timed_out=finished.timed_out,
+        wall_seconds=finished.wall_seconds,
+        stdout=finished.stdout,
+        stderr=finished.stderr,
+        oom_kills=oom_kills,
+    )
 
 
 def _read_status(fd: int) -> list[dict]:

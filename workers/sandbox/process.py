@@ -3,6 +3,7 @@ jail.py). No daemon needed."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import uuid
@@ -11,10 +12,12 @@ from pathlib import Path
 
 from .cgroups import DEFAULT_PARENT, CgroupHierarchy, owner_is_alive, owner_of, owner_tag
 from .environments import GENERATED_FOLDER, EnvironmentStore
-from .jail import JAIL_USER, Jail, JailRunner
+from .errors import SandboxStartError
+from .jail import JAIL_USER, Jail, JailRunner, patch_user
 from .results import record_outcomes
 from .run_folder import RunFolder, prepare_working_copy
 from .types import EnvironmentSpec, RunRequest, RunResult, Snapshot
+from .warm import WarmJail, WarmJails, WarmSlot
 from .workcopy import remove_tree
 
 
@@ -28,6 +31,7 @@ class ProcessBackend:
         hierarchy: CgroupHierarchy | None = None,
         cgroup_parent: str = DEFAULT_PARENT,
         jail_user: str = JAIL_USER,
+        warm_jails: int = 0,
     ) -> None:
         self.root = root
         self.jails = JailRunner(
@@ -38,6 +42,15 @@ class ProcessBackend:
         self.runs.mkdir(exist_ok=True)
         # Traversable but not listable: a run folder's name is not guessable.
         self.runs.chmod(0o711)
+        # Pre-started interpreters for the next run of an environment (warm.py).
+        self.warm = WarmJails(
+            jails=self.jails, runs=self.runs, environments=self.environments, per_slot=warm_jails
+        )
+        # Per environment: whether its last run's working copy had a src/ folder (a warm jail's
+        # PYTHONPATH is set when it starts, before its run's copy exists).
+        self._src_layouts: dict[str, bool] = {}
+        if self.warm.enabled:
+            atexit.register(self.warm.close)
         # Finished runs' folders, moved out of the way, waiting to be removed.
         self.discarded = root / "discarded"
         self.discarded.mkdir(mode=0o700, exist_ok=True)
@@ -47,6 +60,10 @@ class ProcessBackend:
     @property
     def isolation(self) -> str:
         return self.jails.isolation
+
+    def close(self) -> None:
+        """End the warm jails (a worker shutting down; a test done with this backend)."""
+        self.warm.close()
 
     def ensure_environment(self, snapshot: Snapshot, spec: EnvironmentSpec) -> tuple[str, bool]:
         return self.environments.ensure(snapshot, spec)
@@ -65,14 +82,34 @@ class ProcessBackend:
     def run(self, request: RunRequest) -> RunResult:
         key, built = self.environments.ensure(request.snapshot, request.environment)
         result = RunResult(environment_key=key, environment_built=built, isolation=self.isolation)
+        slot = self._warm_slot(request, key)
+        warm = self.warm.take(slot) if slot is not None else None
         run_id = uuid.uuid4().hex
-        run = RunFolder(self.runs / f"{owner_tag()}-{run_id}")
+        run = warm.run if warm is not None else RunFolder(self.runs / f"{owner_tag()}-{run_id}")
         try:
-            run.create()
-            self._run_in(run, request, result, run_id=run_id)
+            if warm is None:
+                run.create()
+            self._run_in(run, request, result, run_id=run_id, warm=warm)
         finally:
+            if warm is not None:
+                warm.started.kill()  # unused (no tests to run, a patch that did not apply)
             self._discard(run.path)
+        # The environment's layout is known now: the next run of it may find its jail started.
+        if (slot := self._warm_slot(request, key)) is not None:
+            self.warm.refill(slot)
         return result
+
+    def _warm_slot(self, request: RunRequest, key: str) -> WarmSlot | None:
+        """The warm jail this run could use: runs without coverage, once the environment's
+        layout is known from an earlier run."""
+        if request.coverage or not self.warm.enabled or key not in self._src_layouts:
+            return None
+        return WarmSlot(
+            environment_key=key,
+            limits=request.limits,
+            has_src_layout=self._src_layouts[key],
+            extra_environment=tuple(request.environment.environment),
+        )
 
     def _discard(self, folder: Path) -> None:
         """Remove a finished run's folder after the result is returned: removing a working
@@ -93,14 +130,23 @@ class ProcessBackend:
         _removals.wait()
 
     def _run_in(
-        self, run: RunFolder, request: RunRequest, result: RunResult, *, run_id: str
+        self,
+        run: RunFolder,
+        request: RunRequest,
+        result: RunResult,
+        *,
+        run_id: str,
+        warm: WarmJail | None = None,
     ) -> None:
         prepared = prepare_working_copy(
             run,
             request,
             sandbox_user=self.jails.user,
             generated=self.environments.path(result.environment_key) / GENERATED_FOLDER,
+            patch_user=patch_user(self.jails.user) if warm is not None else None,
         )
+        if not request.coverage:
+            self._src_layouts[result.environment_key] = prepared.has_src_layout
         result.patch_failure = prepared.patch_failure
         if prepared.patch_failure is not None:
             return
@@ -119,7 +165,21 @@ class ProcessBackend:
             read_only=(str(environment), str(run.support)),
             writable=tuple(str(run.folder(name)) for name in ("work", "home", "tmp", "out")),
         )
-        finished = self.jails.run(jail, request.limits, run_id=run_id)
+        finished = None
+        if warm is not None and warm.usable_for(env, argv):
+            try:
+                finished = warm.started.finish(
+                    wall_seconds=request.limits.wall_seconds, message=warm.order(argv)
+                )
+            except SandboxStartError:
+                finished = None  # it died waiting: run cold
+            if finished is not None and warm.shadowed(finished.returncode, finished.stderr.text()):
+                finished = None
+            result.warm_start = finished is not None
+        if finished is None:
+            if warm is not None:
+                warm.started.kill()
+            finished = self.jails.run(jail, request.limits, run_id=run_id)
         result.exit_code = _exit_code(finished.returncode)
         result.timed_out = finished.timed_out
         result.wall_seconds = finished.wall_seconds

@@ -130,18 +130,25 @@ def prepare_working_copy(
     *,
     sandbox_user: tuple[int, int] | None,
     generated: Path | None = None,
+    patch_user: tuple[int, int] | None = None,
 ) -> Prepared:
     """The run's working copy: the snapshot, minus removed paths, plus the files the
-    environment's build generated (`generated`, where the snapshot lacks them), plus patches."""
+    environment's build generated (`generated`, where the snapshot lacks them), plus patches.
+
+    Patches are applied as `patch_user` (default: the sandbox user). A warm jail (warm.py) runs
+    as the sandbox user while the copy is prepared: another user applies the patches then, and
+    the folders become the sandbox user's only once the copy is whole.
+    """
+    patch_user = patch_user or sandbox_user
 
     def checkout() -> None:
         materialize_snapshot(request.snapshot, run.work, scratch=run.scratch)
         if generated is not None:
             add_generated_files(run.work, generated)
         remove_paths(run.work, request.remove_paths)
-        if sandbox_user is not None:
+        if patch_user is not None:
             for name in _WRITTEN_BY_TESTS:
-                chown_tree(run.folder(name), *sandbox_user)
+                chown_tree(run.folder(name), *patch_user)
 
     def restore() -> None:
         # Back to the unpatched files: a fresh, empty working copy checked out again.
@@ -151,10 +158,13 @@ def prepare_working_copy(
 
     checkout()
     failure = apply_patches(
-        run.work, request.patches, scratch=run.scratch, run_as=sandbox_user, restore=restore
+        run.work, request.patches, scratch=run.scratch, run_as=patch_user, restore=restore
     )
     if failure is not None:
         return Prepared(patch_failure=failure)
+    if sandbox_user is not None and patch_user != sandbox_user:
+        for name in _WRITTEN_BY_TESTS:
+            chown_tree(run.folder(name), *sandbox_user)
     return Prepared(
         file_args=selected_paths(request.tests, run.work) if request.tests is not None else [],
         # Decided after the patches: a patch may create src/.

@@ -75,43 +75,114 @@ def supervise(
     `pass_fds` are inherited by the child; `before_reap` runs after the child's process group
     was killed and before the child is reaped (e.g. to kill the rest of a cgroup).
     """
-    stdout, stderr = TailBuffer(max_output_bytes), TailBuffer(max_output_bytes)
-    started = time.monotonic()
-    proc = subprocess.Popen(
+    child = Supervised.start(
         argv,
         env=env,
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
+        max_output_bytes=max_output_bytes,
+        merge_stderr=merge_stderr,
         pass_fds=pass_fds,
     )
-    readers = [_start_reader(proc.stdout, stdout)]
-    if not merge_stderr:
-        readers.append(_start_reader(proc.stderr, stderr))
-    timed_out = False
-    try:
-        exited = _wait_without_reaping(proc.pid, started + wall_seconds)
-        timed_out = not exited
-    finally:
-        # The group leader is not reaped yet, so its pgid cannot have been reused: killing the
-        # group is safe here, and it also removes leftovers of a child that exited normally.
-        _kill_group(proc.pid)
+    return child.wait(wall_seconds=wall_seconds, before_reap=before_reap)
+
+
+class Supervised:
+    """A started child whose output is being read: `wait` for its end (or limit) and reap it.
+
+    Started with `stdin_pipe`, the child waits for what `wait(message=...)` writes to its
+    standard input (a pre-started interpreter, see warm.py); the wall-clock limit then counts
+    from that message, not from the start.
+    """
+
+    def __init__(
+        self,
+        proc: subprocess.Popen,
+        stdout: TailBuffer,
+        stderr: TailBuffer,
+        readers: list[threading.Thread],
+    ) -> None:
+        self.proc = proc
+        self.stdout, self.stderr = stdout, stderr
+        self._readers = readers
+        self._reaped = False
+
+    @classmethod
+    def start(
+        cls,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str | os.PathLike[str],
+        max_output_bytes: int,
+        merge_stderr: bool = False,
+        pass_fds: tuple[int, ...] = (),
+        stdin_pipe: bool = False,
+    ) -> Supervised:
+        stdout, stderr = TailBuffer(max_output_bytes), TailBuffer(max_output_bytes)
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
+        readers = [_start_reader(proc.stdout, stdout)]
+        if not merge_stderr:
+            readers.append(_start_reader(proc.stderr, stderr))
+        return cls(proc, stdout, stderr, readers)
+
+    def running(self) -> bool:
+        return not self._reaped and _has_not_exited(self.proc.pid)
+
+    def wait(
+        self,
+        *,
+        wall_seconds: float,
+        before_reap: Callable[[], None] | None = None,
+        message: bytes | None = None,
+    ) -> Finished:
+        """Send `message` (if any) to the child's standard input, then wait for its end or the
+        limit; kill its process group, run `before_reap`, reap it."""
+        started = time.monotonic()
+        timed_out = False
+        try:
+            if self.proc.stdin is not None:
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    if message:
+                        self.proc.stdin.write(message)
+                    self.proc.stdin.close()
+            exited = _wait_without_reaping(self.proc.pid, started + wall_seconds)
+            timed_out = not exited
+        finally:
+            # The group leader is not reaped yet, so its pgid cannot have been reused: killing
+            # the group is safe here, and it also removes leftovers of a child that exited.
+            self.kill(before_reap)
+        return Finished(
+            returncode=None if timed_out else self.proc.returncode,
+            timed_out=timed_out,
+            wall_seconds=time.monotonic() - started,
+            stdout=self.stdout,
+            stderr=self.stderr,
+        )
+
+    def kill(self, before_reap: Callable[[], None] | None = None) -> None:
+        """Kill the child's process group and reap it (once)."""
+        if self._reaped:
+            return
+        self._reaped = True
+        _kill_group(self.proc.pid)
         if before_reap is not None:
             before_reap()
-        proc.wait()
-        for reader in readers:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        self.proc.wait()
+        for reader in self._readers:
             reader.join(_READER_GRACE_SECONDS)
-    wall = time.monotonic() - started
-    return Finished(
-        returncode=None if timed_out else proc.returncode,
-        timed_out=timed_out,
-        wall_seconds=wall,
-        stdout=stdout,
-        stderr=stderr,
-    )
 
 
 def _start_reader(pipe, buffer: TailBuffer) -> threading.Thread:
@@ -148,6 +219,10 @@ def _wait_without_reaping(pid: int, deadline: float) -> bool:
                 return True
     finally:
         os.close(pidfd)
+
+
+def _has_not_exited(pid: int) -> bool:
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
 
 
 def _poll_without_reaping(pid: int, deadline: float) -> bool:

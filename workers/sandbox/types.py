@@ -122,6 +122,8 @@ class RunResult:
     missing_tests: list[str] = field(default_factory=list)
     # The test that was running when a limit cut the run short (timeout, memory).
     interrupted_test: str | None = None
+    # The tests ran in an interpreter started before the run (a warm jail, sandbox/warm.py).
+    warm_start: bool = False
 
     @property
     def ok(self) -> bool:

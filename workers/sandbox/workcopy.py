@@ -97,11 +97,16 @@ def remove_paths(work: Path, paths: tuple[str, ...]) -> None:
 
 
 def chown_tree(path: Path, uid: int, gid: int) -> None:
-    """Give a tree to the sandbox user; symlinks are changed themselves, never followed."""
-    os.lchown(path, uid, gid)
-    for folder, dirnames, filenames in os.walk(path):
+    """Give a tree to the sandbox user; symlinks are changed themselves, never followed.
+
+    Children before their folder and `path` last: until a folder is the new owner's, nothing
+    that runs as that user (a warm jail waiting for its run, warm.py) can change what is in it,
+    so no path this walks through can be swapped for a link under it.
+    """
+    for folder, dirnames, filenames in os.walk(path, topdown=False):
         for name in dirnames + filenames:
             os.lchown(os.path.join(folder, name), uid, gid)
+    os.lchown(path, uid, gid)
 
 
 def remove_tree(path: Path) -> None:
