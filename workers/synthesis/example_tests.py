@@ -66,9 +66,7 @@ def hold_out_example_tests(
     for info in functions:
         if any(e.kind in BEHAVIOUR_SOURCES for e in briefs[info.id].examples):
             continue
-        groups: dict[str, list[str]] = {}
-        for nodeid in sorted(cmap.tests_of.get(info.id, set()) & remaining):
-            groups.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
+        groups = _test_functions(cmap.tests_of.get(info.id, set()), remaining)
         options = []
         for test_function, cases in groups.items():
             # An assert on the call's result (`x = f(...)` then `assert x.total == ...`) shows
@@ -123,6 +121,18 @@ def show_held_examples(
         briefs[fid].examples = [kept, *others]
 
 
+def _test_functions(covering: set[str], remaining: set[str]) -> dict[str, list[str]]:
+    """Test function -> all its hidden cases, for the test functions with a case in `covering`.
+    The hidden tests are removed from the repository a test function at a time, so a test is
+    only visible when every one of its cases is held out."""
+    wanted = {nodeid.split("[", 1)[0] for nodeid in covering & remaining}
+    groups: dict[str, list[str]] = {}
+    for nodeid in sorted(remaining):
+        if nodeid.split("[", 1)[0] in wanted:
+            groups.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
+    return groups
+
+
 def _gates_hold(left: set[str], functions: list[FunctionInfo], cmap: CoverageMap) -> bool:
     return enough_tests(sorted(left)) and all(
         cmap.tests_of.get(f.id, set()) & left for f in functions
@@ -152,13 +162,12 @@ def _reached_through_public_call(
     already kept visible for another function, else one more held out if the gates allow."""
     covering = cmap.tests_of.get(info.id, set())
     for test_function, cases, _example in sorted(held.values(), key=lambda h: h[0]):
-        runs = [case for case in cases if case in covering]
-        example = _public_call_example(info, runs, functions, table, graph, cmap, tests)
+        if not covering & set(cases):
+            continue
+        example = _public_call_example(info, cases, functions, table, graph, cmap, tests)
         if example is not None:
             return test_function, cases, example
-    groups: dict[str, list[str]] = {}
-    for nodeid in sorted(covering & remaining):
-        groups.setdefault(nodeid.split("[", 1)[0], []).append(nodeid)
+    groups = _test_functions(covering, remaining)
     options = []
     for test_function, cases in groups.items():
         example = _public_call_example(info, cases, functions, table, graph, cmap, tests)

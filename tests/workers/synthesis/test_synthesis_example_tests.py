@@ -241,3 +241,14 @@ def test_the_only_hidden_test_that_runs_two_functions_of_the_task_is_not_given_a
     assert held[LIST_HELPER][0] == "tests/test_render.py::test_list"
     kept = {case for _, cases, _ in held.values() for case in cases}
     assert "tests/test_render.py::test_list_empty" not in kept
+
+
+def test_a_test_function_is_held_out_with_all_its_hidden_cases():
+    # Hidden tests leave the repository a test function at a time: a case kept as an example
+    # while a sibling case stays hidden would be removed with it.
+    from workers.synthesis.example_tests import _test_functions
+
+    remaining = {"tests/t.py::test_f[a]", "tests/t.py::test_f[b]", "tests/t.py::test_g"}
+    assert _test_functions({"tests/t.py::test_f[a]"}, remaining) == {
+        "tests/t.py::test_f": ["tests/t.py::test_f[a]", "tests/t.py::test_f[b]"]
+    }
