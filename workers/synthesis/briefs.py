@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workers import pysource
 from workers.patchcore import part_name
@@ -231,7 +231,7 @@ def _caller_options(
     return found
 
 
-_BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")
+BEHAVIOUR_KINDS = ("doctest", "docs", "visible test")
 # How many resolved calls away a caller may be whose example a function borrows.
 _BORROW_DEPTH = 3
 # What Python runs a special method for: its purpose when it has no docstring.
@@ -269,7 +269,7 @@ def borrow_examples(
     sites (which show how the function is called, not what it does)."""
     docs = docs or {}
     for fid, brief in briefs.items():
-        if any(e.kind in _BEHAVIOUR_KINDS for e in brief.examples):
+        if any(e.kind in BEHAVIOUR_KINDS for e in brief.examples):
             continue
         borrowed = _sibling_example(brief.info, briefs) or _caller_example(
             fid, briefs, table, graph, docs
@@ -286,7 +286,7 @@ def _sibling_example(info: FunctionInfo, briefs: dict[str, FunctionBrief]) -> Do
         if other.info.id == info.id:
             continue
         for example in other.examples:
-            if example.kind not in _BEHAVIOUR_KINDS or "through `" in example.source:
+            if example.kind not in BEHAVIOUR_KINDS or example.via:
                 continue
             try:
                 tree = pysource.parse(example.code.replace(">>> ", "").replace("... ", ""))
@@ -316,15 +316,14 @@ def _caller_example(
         for caller in callers:
             info = table.functions[caller]
             if caller in briefs:
-                own = [e for e in briefs[caller].examples if e.kind in _BEHAVIOUR_KINDS]
+                own = [e for e in briefs[caller].examples if e.kind in BEHAVIOUR_KINDS]
             else:
                 own = [DocExample(b, "its docstring", "doctest") for b in doctests(info.docstring)]
                 own += docs_examples(docs, _doc_name(info), info.module)
-            own = [e for e in own if "through `" not in e.source]
+            own = [e for e in own if not e.via]
             if own:
                 example = own[0]
-                name = display_name(table, caller)
-                return DocExample(example.code, f"{example.source}, through `{name}`", example.kind)
+                return replace(example, via=display_name(table, caller))
         frontier = callers
     return None
 

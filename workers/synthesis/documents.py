@@ -37,6 +37,8 @@ class DocExample:
     code: str
     source: str  # "its docstring", "README.md", "tests/test_x.py::test_y", "call site in `f`"
     kind: str  # "doctest", "docs", "visible test", "call site"
+    # The caller the example runs the function through, when it does not call it by name.
+    via: str = ""
 
 
 @dataclass

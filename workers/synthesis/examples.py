@@ -59,6 +59,12 @@ class TestSources:
             return self.files[path], scope
         return None
 
+    def file_calls(self, nodeid: str, name: str) -> bool:
+        """Whether the test's file calls `name` anywhere (a test may call the project through
+        a helper of its own, such as a fixture or a static method of its class)."""
+        tree = self._tree(split_nodeid(nodeid)[0])
+        return tree is not None and _calls_name(tree, name)
+
     def raised_names(self, nodeid: str) -> set[str]:
         """Exceptions the test expects (pytest.raises, assertRaises), by their last name part."""
         found = self.function(nodeid)

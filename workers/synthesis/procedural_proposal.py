@@ -15,7 +15,7 @@ from workers.synthesis.callgraph import CallGraph
 from workers.synthesis.clusters import Cluster
 from workers.synthesis.coverage_map import CoverageMap
 from workers.synthesis.difficulty import estimate_difficulty
-from workers.synthesis.documents import DocExample
+from workers.synthesis.example_tests import show_held_examples
 from workers.synthesis.examples import Example, TestSources
 from workers.synthesis.functions import FunctionInfo, FunctionTable
 from workers.synthesis.proposals import ReferencePart, SpecProposal, TaskProposal
@@ -64,12 +64,7 @@ def cluster_proposal(
         graph=shared.graph,
         hidden=set(hidden),
     )
-    for fid, (test_function, _cases, example) in held_out.items():
-        kept = DocExample(
-            example.code, f"{test_function} (kept visible, not a hidden test)", "visible test"
-        )
-        others = [e for e in briefs[fid].examples if not e.source.startswith(test_function)]
-        briefs[fid].examples = [kept, *others]
+    show_held_examples(briefs, held_out)
     borrow_examples(briefs, shared.table, shared.graph, shared.tree.docs)
     cluster_specs = build_specs(
         functions=functions,
@@ -119,7 +114,11 @@ def cluster_proposal(
         "outside_callers": cluster_specs.outside_callers,
         "untested_specs": [s.key for s in cluster_specs.specs if not s.verified_by],
         "examples": {
-            fid: [f"{e.kind}: {e.source}" for e in brief.examples] for fid, brief in briefs.items()
+            fid: [
+                f"{e.kind}: {e.source}" + (f", through `{e.via}`" if e.via else "")
+                for e in brief.examples
+            ]
+            for fid, brief in briefs.items()
         },
         "trivial": trivial.as_dict(),
         "example_tests": {fid: test for fid, (test, _, _) in held_out.items()},

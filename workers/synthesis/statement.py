@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from workers.synthesis.briefs import FunctionBrief
+from workers.synthesis.briefs import BEHAVIOUR_KINDS, FunctionBrief
+from workers.synthesis.documents import DocExample
 from workers.synthesis.functions import FunctionInfo
 from workers.synthesis.proposals import SpecProposal
 
@@ -175,28 +176,27 @@ def _examples_section(
 ) -> list[str]:
     # An example that runs two of the functions is shown under each: every function's own
     # section of examples stands on its own.
-    chosen: dict[str, list] = {info.id: [] for info in functions}
-    # A function's own examples first; one that goes through a caller only where none is left.
-    for through in (False, True):
-        for info in functions:
-            if through and chosen[info.id]:
-                continue
-            for example in briefs[info.id].examples:
-                taken = chosen[info.id]
-                if (
-                    len(taken) >= _EXAMPLES_PER_FUNCTION
-                    or ("through `" in example.source) != through
-                ):
-                    continue
-                if example in taken or leaks(example.code, removed_lines):
-                    continue
-                taken.append(example)
+    chosen: dict[str, list[DocExample]] = {}
+    for info in functions:
+        usable = [
+            e for e in dict.fromkeys(briefs[info.id].examples) if not leaks(e.code, removed_lines)
+        ]
+        own = [e for e in usable if not e.via]
+        # An example through a caller shows the function at work, which a call site does not:
+        # it comes first where none of the function's own examples shows behaviour.
+        if not any(e.kind in BEHAVIOUR_KINDS for e in own):
+            own = [e for e in usable if e.via][:1] + own
+        chosen[info.id] = own[:_EXAMPLES_PER_FUNCTION]
+    # Every function shows its first example; further ones while the section stays short.
+    budget = 6 * _MAX_EXAMPLES - sum(_example_lines(c[0]) for c in chosen.values() if c)
     shown: list[str] = []
     for info in functions:
-        for example in chosen[info.id][:_EXAMPLES_PER_FUNCTION]:
-            if len(shown) >= 6 * _MAX_EXAMPLES:
-                break
-            shown += [f"`{info.qualname}` ({example.kind}, from {example.source}):", ""]
+        for rank, example in enumerate(chosen[info.id]):
+            if rank:
+                budget -= _example_lines(example)
+                if budget < 0:
+                    break
+            shown += [_example_heading(info, example), ""]
             shown += ["```python", *example.code.splitlines(), "```", ""]
     missing = [info.qualname for info in functions if not chosen[info.id]]
     if not shown:
@@ -217,6 +217,22 @@ def _examples_section(
             "",
         ]
     return out
+
+
+def _example_lines(example: DocExample) -> int:
+    return len(example.code.splitlines()) + 5  # heading, blank, fences, blank
+
+
+def _example_heading(info: FunctionInfo, example: DocExample) -> str:
+    """The line above an example; it starts with the function's name in backticks."""
+    if not example.via:
+        return f"`{info.qualname}` ({example.kind}, from {example.source}):"
+    # Nothing outside the hidden tests calls it by name: the example shows the call that
+    # reaches it, and says so.
+    return (
+        f"`{info.qualname}` is reached through `{example.via}` "
+        f"({example.kind}, from {example.source}):"
+    )
 
 
 def scrub_removed_code(text: str, removed_lines: list[str]) -> str:

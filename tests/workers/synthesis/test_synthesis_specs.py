@@ -286,7 +286,7 @@ def test_a_helper_without_examples_borrows_one_through_its_caller():
     assert briefs["pkg/text.py::_clean"].examples == []
     borrow_examples(briefs, table, graph)
     borrowed = briefs["pkg/text.py::_clean"].examples[0]
-    assert borrowed.source.endswith("through `slug`") and 'slug(" A ")' in borrowed.code
+    assert borrowed.via == "slug" and 'slug(" A ")' in borrowed.code
 
 
 def test_documented_options_and_neighbouring_docstrings_are_named():
