@@ -2,7 +2,7 @@
 
 Synthesizes tasks through the whole pipeline (recipe, jailed runs, validation) on a throw-away
 SQLite database, from the sample repositories and, unless `--quick`, from the real libraries of
-`bench/corpus.py` (their sdists downloaded at run time), then reads the stored tasks as a
+`bench/corpus.py` (their pinned sdists, downloaded at run time), then reads the stored tasks as a
 benchmark author would. Figures are taken over the *verified* tasks (what reviewers and releases
 get):
 
@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as `python bench/quality.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import ROOT, note, parser, print_json_line, print_table
-from bench.corpus import CORPUS, DEFAULT_SANDBOX, download_sdist, setup_django
+from bench.corpus import CORPUS, DEFAULT_SANDBOX, download_sdist, pinned_version, setup_django
 
 SAMPLES = ("ledger", "marktext")
 SAMPLE_COUNT = 6
@@ -266,7 +266,10 @@ def main() -> None:
         try:
             if source is None:
                 note(f"{name}: downloading the sdist")
-                source = str(download_sdist(name, scratch / "sdists"))
+                sdist, _version = download_sdist(
+                    name, scratch / "sdists", version=pinned_version(name)
+                )
+                source = str(sdist)
             note(f"{name}: synthesizing {count} tasks")
             row = synthesize(name, source, count)
         except Exception as exc:  # a library that cannot be fetched or imported is a row

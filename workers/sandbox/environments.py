@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import EnvironmentBuildError, SandboxError
 from .jail import Jail, JailRunner
+from .keep_generated import LIMIT_FILES, NOT_GENERATED, kept_size_limit
 from .types import EnvironmentSpec, Limits, Snapshot
 from .wheelhouse import Wheelhouse, missing_requirements
 from .workcopy import (
@@ -48,7 +49,7 @@ from .workcopy import (
 # The same versions as the application's own (pyproject.toml): coverage data written inside
 # the sandbox is read back by the application's coverage.
 TOOL_REQUIREMENTS = ("pytest==9.2.0", "coverage==7.17.5")
-KEY_FORMAT = 2  # 2: built in the jail from the wheelhouse
+KEY_FORMAT = 3  # 2: built in the jail from the wheelhouse; 3: keeps extension modules
 BUILD_LIMITS = Limits(
     wall_seconds=1800.0,
     cpu_seconds=3600,
@@ -60,11 +61,10 @@ BUILD_LIMITS = Limits(
 )
 # A step that keeps asking for distributions we fetch is retried at most this many times.
 MAX_FETCH_ROUNDS = 12
-# Files the build wrote into the source tree (a setuptools-scm version module): kept in the
+# Files the build wrote into the source tree (a setuptools-scm version module, the compiled
+# extension modules forget_project.py places where an in-place build puts them): kept in the
 # environment and copied into every run's working copy, where the snapshot lacks them.
 GENERATED_FOLDER = "specloom-generated"
-_GENERATED_LIMITS = (200, 1024**2)  # files, bytes each
-_NOT_GENERATED = {"build", "dist", ".eggs", "__pycache__", ".tox", ".git", ".pytest_cache"}
 # setuptools' own default when a project declares no build system (PEP 518).
 DEFAULT_BUILD_REQUIRES = ("setuptools>=40.8.0", "wheel")
 FORGET_PROJECT = Path(__file__).with_name("forget_project.py")
@@ -361,12 +361,13 @@ class _Build:
         self._keep_generated_files()
 
     def _keep_generated_files(self) -> None:
-        """Python files the build wrote into the source tree, read without following links
-        (the build was untrusted) and kept for the runs' working copies."""
+        """Python files and extension modules the build wrote into the source tree (as
+        keep_generated.py keeps them in images), read without following links (the build was
+        untrusted) and kept for the runs' working copies."""
         kept = 0
-        limit_files, limit_bytes = _GENERATED_LIMITS
         for relative in sorted(_relative_files(self.source) - self.tracked):
-            if not relative.endswith(".py") or kept >= limit_files:
+            limit_bytes = kept_size_limit(PurePosixPath(relative).name)
+            if limit_bytes is None or kept >= LIMIT_FILES:
                 continue
             data = read_untrusted_file(self.source / relative, limit_bytes)
             if data is None:
@@ -457,7 +458,7 @@ def _relative_files(root: Path) -> set[str]:
         dirnames[:] = [
             name
             for name in dirnames
-            if name not in _NOT_GENERATED and not name.endswith(".egg-info")
+            if name not in NOT_GENERATED and not name.endswith(".egg-info")
         ]
         base = os.path.relpath(folder, root)
         for name in filenames:

@@ -40,7 +40,7 @@ from .errors import SandboxError
 from .types import EnvironmentSpec, Snapshot
 from .workcopy import git_environment, materialize_snapshot, resolve_commit
 
-IMAGE_FORMAT = 1
+IMAGE_FORMAT = 2  # 2: keeps the compiled extension modules (forget_project.py)
 DEFAULT_PREFIX = "specloom-env"
 DEFAULT_PYTHON = "3.11"
 ENV_PREFIX = "/opt/specloom-env"
@@ -160,8 +160,10 @@ def render_dockerfile(image: ImageSpec) -> str:
         f"FROM {image.base_image}",
         f'LABEL org.specloom.image-format="{IMAGE_FORMAT}" org.specloom.commit="{image.commit}"',
         f"ENV {env}",
-        # git for the harness (it applies patches with git) and patch, its last fallback.
-        "RUN apt-get update && apt-get install -y --no-install-recommends git patch"
+        # git for the harness (it applies patches with git) and patch, its last fallback; a C
+        # compiler, as the process sandbox's builds have one, for projects that compile
+        # extension modules (the slim image has Python's headers but no compiler).
+        "RUN apt-get update && apt-get install -y --no-install-recommends git patch gcc libc6-dev"
         " && rm -rf /var/lib/apt/lists/* && git config --system --add safe.directory '*'",
         f"RUN python -m venv {ENV_PREFIX}",
         f"ENV PATH={ENV_PREFIX}/bin:$PATH VIRTUAL_ENV={ENV_PREFIX}",

@@ -1,9 +1,12 @@
-"""Copy the Python files a build generated into the work tree (`keep_generated.py BUILD WORK`).
+"""Copy the files a build generated into the work tree (`keep_generated.py BUILD WORK`).
 
 Run in an environment image (images.py) after the build, which ran in a scratch copy BUILD of
-the work tree WORK: a `.py` file that the build wrote (a setuptools-scm version module) and that
-WORK lacks is copied there and listed in WORK's .git/info/exclude, so that git (and the SWE-bench
-harness's `git clean`) leaves it alone. The process sandbox keeps the same files
+the work tree WORK: a file that the build wrote and that WORK lacks is copied there and listed
+in WORK's .git/info/exclude, so that git (and the SWE-bench harness's `git clean`) leaves it
+alone. Kept are Python files (a setuptools-scm version module) and compiled extension modules
+(`pkg/_speedups.abi3.so`, placed where an in-place build puts them by forget_project.py): the
+tests run against the work tree, as `python -m pytest` from the repository root does, and the
+project's own installed copy is gone. The process sandbox keeps the same files
 (environments.py) and copies them into every run's working copy. Standalone: copied into images.
 """
 
@@ -13,10 +16,22 @@ import json
 import os
 import shutil
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 NOT_GENERATED = {"build", "dist", ".eggs", "__pycache__", ".tox", ".git", ".pytest_cache"}
-LIMIT_FILES, LIMIT_BYTES = 200, 1024**2
+LIMIT_FILES = 200
+# Bytes per file: a generated Python module is small; a compiled module with its tables is not.
+LIMIT_PYTHON_BYTES, LIMIT_EXTENSION_BYTES = 1024**2, 64 * 1024**2
+
+
+def kept_size_limit(name: str) -> int | None:
+    """The largest file of this name that is kept, or None when such files are not kept."""
+    if name.endswith(".py"):
+        return LIMIT_PYTHON_BYTES
+    if name.endswith(tuple(EXTENSION_SUFFIXES)):
+        return LIMIT_EXTENSION_BYTES
+    return None
 
 
 def generated_files(build: Path, work: Path) -> list[str]:
@@ -30,10 +45,11 @@ def generated_files(build: Path, work: Path) -> list[str]:
         for name in sorted(filenames):
             path = Path(folder) / name
             relative = path.relative_to(build).as_posix()
+            limit = kept_size_limit(name)
             if (
-                name.endswith(".py")
+                limit is not None
                 and not path.is_symlink()
-                and path.stat().st_size <= LIMIT_BYTES
+                and path.stat().st_size <= limit
                 and not (work / relative).exists()
                 and not (work / relative).is_symlink()
             ):

@@ -13,12 +13,14 @@ import shlex
 import subprocess
 import sys
 import tarfile
+from pathlib import PurePosixPath
 
 import pytest
 from dockerfile_parse import DockerfileParser
 
 from workers.sandbox import EnvironmentSpec
 from workers.sandbox.environments import TOOL_REQUIREMENTS
+from workers.sandbox.forget_project import in_place_folder
 from workers.sandbox.images import (
     CONTEXT_FILES,
     KEEP_GENERATED,
@@ -176,6 +178,48 @@ def test_the_build_keeps_generated_python_files_and_git_ignores_them(tmp_path):
     assert json.loads(done.stdout) == {"kept": ["pkg/_version.py"]}
     assert (work / "pkg" / "_version.py").read_text() == "version = '1.2.3'\n"
     assert (work / ".git" / "info" / "exclude").read_text() == "/pkg/_version.py\n"
+
+
+def test_the_build_keeps_compiled_extension_modules_where_an_in_place_build_puts_them(tmp_path):
+    build, work = tmp_path / "build", tmp_path / "work"
+    for folder in (build, work):
+        (folder / "pkg").mkdir(parents=True)
+        (folder / "pkg" / "__init__.py").write_text("")
+    (work / ".git" / "info").mkdir(parents=True)
+    # Placed by forget_project.py from the installed copy; the wheel build's own copy under
+    # build/ and files of other kinds stay behind.
+    (build / "pkg" / "_speedups.abi3.so").write_bytes(b"\x7fELF")
+    (build / "build" / "lib.linux-x86_64-cpython-311" / "pkg").mkdir(parents=True)
+    (build / "build" / "lib.linux-x86_64-cpython-311" / "pkg" / "_speedups.abi3.so").touch()
+    (build / "pkg" / "_speedups.o").touch()
+    done = subprocess.run(
+        [sys.executable, "-I", str(KEEP_GENERATED), str(build), str(work)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"kept": ["pkg/_speedups.abi3.so"]}
+    assert (work / "pkg" / "_speedups.abi3.so").read_bytes() == b"\x7fELF"
+    assert (work / ".git" / "info" / "exclude").read_text() == "/pkg/_speedups.abi3.so\n"
+
+
+@pytest.mark.parametrize(
+    ("tree", "installed", "expected"),
+    [
+        (["pkg/__init__.py"], "pkg/_x.abi3.so", "pkg/_x.abi3.so"),
+        (["src/pkg/__init__.py"], "pkg/sub/_x.abi3.so", "src/pkg/sub/_x.abi3.so"),
+        (["mod.py"], "_x.abi3.so", "_x.abi3.so"),
+        (["src/mod.py"], "_x.abi3.so", "src/_x.abi3.so"),
+    ],
+)
+def test_an_installed_extension_module_goes_where_an_in_place_build_puts_it(
+    tmp_path, tree, installed, expected
+):
+    for relative in tree:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).touch()
+    placed = in_place_folder(tmp_path, PurePosixPath(installed)) / installed
+    assert placed.as_posix() == expected
 
 
 def test_the_source_archive_name_is_what_the_dockerfile_adds():
