@@ -18,6 +18,7 @@ shadows a module the warm interpreter imported, runs cold in the same folder.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -88,8 +89,6 @@ class WarmJail:
         )
 
     def order(self, argv: list[str]) -> bytes:
-        import json
-
         return (json.dumps({"cwd": str(self.run.work), "args": argv[3:]}) + "\n").encode()
 
     @staticmethod
