@@ -108,6 +108,7 @@ class WarmJails:
         self._ready: dict[WarmSlot, list[WarmJail]] = {}
         self._lock = threading.Lock()
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-warm")
+        self._closed = False
 
     @property
     def enabled(self) -> bool:
@@ -136,6 +137,7 @@ class WarmJails:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True  # a start still under way is ended when it is done
             ready, self._ready = self._ready, {}
         for warms in ready.values():
             for warm in warms:
@@ -145,7 +147,7 @@ class WarmJails:
         self._expire()
         while True:
             with self._lock:
-                if len(self._ready.get(slot, [])) >= self.per_slot:
+                if self._closed or len(self._ready.get(slot, [])) >= self.per_slot:
                     return
             try:
                 warm = self._start(slot)
@@ -153,7 +155,11 @@ class WarmJails:
                 log.warning("a warm jail could not start (runs start cold): %s", exc)
                 return
             with self._lock:
-                self._ready.setdefault(slot, []).append(warm)
+                if not self._closed:
+                    self._ready.setdefault(slot, []).append(warm)
+                    continue
+            self._end(warm)
+            return
 
     def _start(self, slot: WarmSlot) -> WarmJail:
         run_id = uuid.uuid4().hex
