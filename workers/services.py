@@ -29,6 +29,18 @@ from workers.registry import UnknownJobKind, get_job_kind
 logger = logging.getLogger(__name__)
 
 LOG_TAIL_CHARS = 20_000
+MESSAGE_CHARS = 500  # Job.message's max_length
+
+
+def fit_message(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` within `limit` characters; one that does not fit ends at a word with an ellipsis,
+    so a cut reason never reads as a different word ("an s")."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:(") + "…"
 
 
 class JobLeaseLost(RuntimeError):
@@ -111,7 +123,7 @@ def job_enqueue_many(
             max_attempts=max_attempts or job_kind.max_attempts or settings.JOB_MAX_ATTEMPTS,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             enqueued_at=now,
-            message=(request.message or "queued")[:500],
+            message=fit_message(request.message or "queued"),
         )
         for request in requests
     ]
@@ -171,7 +183,7 @@ def job_succeed(*, job: Job, result: dict[str, Any] | None = None, message: str 
             status=Job.Status.SUCCEEDED,
             progress=100,
             result=result or {},
-            message=message[:500],
+            message=fit_message(message),
             finished_at=now,
             lease_expires_at=None,
             updated_at=now,
@@ -189,7 +201,7 @@ def job_fail(
             **fields,
             status=Job.Status.FAILED,
             error=error[-LOG_TAIL_CHARS:],
-            message=message[:500],
+            message=fit_message(message),
             finished_at=now,
             lease_expires_at=None,
             updated_at=now,
@@ -306,7 +318,7 @@ class JobContext:
         percent = max(0, min(100, int(percent)))
         fields: dict[str, Any] = {"progress": percent, "updated_at": timezone.now()}
         if message:
-            fields["message"] = message[:500]
+            fields["message"] = fit_message(message)
         if not _owned(self.job).update(**fields):
             self._lost.set()
             self.check()
@@ -382,7 +394,7 @@ def job_execute(*, job_id: int, worker: str | None = None) -> str:
         job_fail(
             job=job,
             error="".join(traceback.format_exception(exc)),
-            message=f"failed: {type(exc).__name__}: {exc}"[:500],
+            message=fit_message(f"failed: {type(exc).__name__}: {exc}"),
         )
         return "failed"
     finally:

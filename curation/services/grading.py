@@ -299,7 +299,7 @@ def grade_group_run(*, job: Job, ctx) -> dict[str, Any]:
     except (EnvironmentBuildError, SandboxError) as exc:
         for grade in grades:
             _fail(grade, f"the task's environment cannot be built: {exc}"[:4000])
-        return {"message": f"the environment cannot be built: {exc}"[:500], "failed": len(grades)}
+        return {"message": f"the environment cannot be built: {exc}", "failed": len(grades)}
     base = EvaluationInput(
         snapshot=snapshot,
         environment=environment,

@@ -201,7 +201,7 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
         # does not stay "validating" for good.
         task_validation_abandon(task=task, revision=revision, reason=str(exc), job=job)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise JobFailed(f"validation could not run: {_scrub(first)}"[:500], error=str(exc)) from exc
+        raise JobFailed(f"validation could not run: {_scrub(first)}", error=str(exc)) from exc
     except Exception as exc:
         # A crash must not leave the task "validating" for ever (pages poll until it ends).
         task_validation_crashed(task=task, revision=revision, job=job, error=exc)
@@ -219,7 +219,7 @@ def task_validation_run(*, job: Job, ctx) -> dict[str, Any]:
     problem = validation_could_not_run(outcome)
     if problem:
         # The job did not do its work: it says so (failed), with what was recorded kept.
-        raise JobFailed(f"validation could not run: {problem}"[:500], result=result)
+        raise JobFailed(f"validation could not run: {problem}", result=result)
     return result
 
 

@@ -11,6 +11,7 @@ from workers.services import (
     JobFailed,
     JobLeaseLost,
     JobRequest,
+    fit_message,
     job_cancel,
     job_claim,
     job_enqueue,
@@ -143,6 +144,31 @@ def test_a_handler_that_says_it_did_not_work_ends_failed_with_its_message_and_re
     assert job.message == "0 tasks: nothing could be verified"
     assert job.result == {"tasks": 0}
     assert "Traceback" not in job.error
+
+
+LONG_REASON = "5 of 6 test files fail to collect; " + "add what the tests need, " * 30 + "the end"
+
+
+@job_handler("test-long-failure")
+def _long_failure(job, ctx):
+    raise JobFailed(LONG_REASON, result={"message": LONG_REASON})
+
+
+def test_a_reason_longer_than_the_message_field_ends_at_a_word_and_is_kept_whole_in_the_result():
+    job = Job.objects.create(kind="test-long-failure")
+    assert job_execute(job_id=job.pk) == "failed"
+    job.refresh_from_db()
+    assert len(job.message) <= Job._meta.get_field("message").max_length
+    assert job.message.endswith("…")
+    # What is left is whole words of the reason: no word is cut into another word.
+    assert LONG_REASON.startswith(job.message.removesuffix("…"))
+    assert LONG_REASON[len(job.message) - 1] in " ,"
+    assert job.result["message"] == LONG_REASON
+
+
+def test_a_short_message_is_kept_as_it_is():
+    assert fit_message("2 of 2 asked verified") == "2 of 2 asked verified"
+    assert fit_message("x" * 600).endswith("…") and len(fit_message("x" * 600)) == 500
 
 
 def test_a_job_of_an_unregistered_kind_fails_clearly():
