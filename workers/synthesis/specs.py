@@ -274,7 +274,11 @@ class _Builder:
                     continue
                 # Which assert runs the function is not known: the test's first check that
                 # calls something is what its author put first.
-                anything = [e for e in self.tests.examples_for(cases[0], None) if "(" in e.code]
+                anything = [
+                    e
+                    for e in self.tests.examples_for(cases[0], None)
+                    if "(" in e.code and not _repeats_an_error(errors, e, cases)
+                ]
                 if anything:
                     through.append((test_function, anything[0], cases, True))
             rank = lambda c: (-len(c[2]), len(c[1].code), c[0])  # noqa: E731
@@ -334,6 +338,24 @@ class _Builder:
             cases,
             info,
         )
+
+
+def _repeats_an_error(errors: dict[str, SpecProposal], example: Example, cases: list[str]) -> bool:
+    """Whether `example` (a test's `raises` check) says again what an error-handling spec
+    verified by the same test already says: the same exception, which a second spec would
+    only count twice."""
+    if example.kind != "raises":
+        return False
+    short = example.exception.rsplit(".", 1)[-1]
+    return any(
+        set(cases) & set(spec.verified_by) and f"raises `{short}`" in _short_names(spec.statement)
+        for spec in errors.values()
+    )
+
+
+def _short_names(statement: str) -> str:
+    # "raises `pkg.errors.Bad`" reads as "raises `Bad`", the name a test usually writes.
+    return re.sub(r"raises `(?:[\w]+\.)*(\w+)`", r"raises `\1`", statement)
 
 
 def _returns(brief: FunctionBrief) -> str:

@@ -535,3 +535,41 @@ def test_an_example_that_runs_two_functions_is_shown_under_each(shop_files, shop
     )
     assert "`net_price` (docs, from README.md):" in text
     assert "`gross_price` (docs, from README.md):" in text
+
+
+def test_a_public_call_that_raises_an_error_already_specified_is_not_a_second_spec():
+    # The public `slug` hands its checks to a private helper; the hidden test that expects the
+    # helper's TypeError through `slug` verifies the error-handling spec, and saying it again as
+    # a behaviour would count one requirement twice. Its other hidden test is still a behaviour.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/text.py": (
+            "def _checked(s, sep):\n"
+            "    if not isinstance(sep, str):\n"
+            "        raise TypeError('separator must be str')\n"
+            "    return s.strip().lower()\n\n\n"
+            "def slug(s, sep='-'):\n    return sep.join(_checked(s, sep).split())\n"
+        ),
+        "tests/test_text.py": (
+            "import pytest\n\nfrom pkg.text import slug\n\n\n"
+            "def test_a_separator_must_be_text():\n"
+            "    with pytest.raises(TypeError):\n        slug('a b', sep=None)\n\n\n"
+            "def test_words_are_joined():\n    assert slug(' A b ') == 'a-b'\n"
+        ),
+    }
+    runs = {
+        "tests/test_text.py::test_a_separator_must_be_text": {"pkg/text.py": [2, 3, 8]},
+        "tests/test_text.py::test_words_are_joined": {"pkg/text.py": [2, 4, 8]},
+    }
+    tree, table, graph, cmap = analyse(files, runs)
+    _, _, result = specs_for(tree, table, graph, cmap, ["pkg/text.py::_checked"], list(runs))
+    errors = [s for s in result.specs if s.kind == "error-handling"]
+    assert [(s.statement, s.verified_by) for s in errors] == [
+        (
+            "`_checked` raises `TypeError`, with the message 'separator must be str'.",
+            ["tests/test_text.py::test_a_separator_must_be_text"],
+        )
+    ]
+    behaviours = [s for s in result.specs if not s.owns_part and s.kind == "functional"]
+    assert [s.verified_by for s in behaviours] == [["tests/test_text.py::test_words_are_joined"]]
+    assert not any("Separator must be text" in s.statement for s in result.specs)
