@@ -180,7 +180,7 @@ def build_briefs(
             for c in graph.callees.get(info.id, set())
             if c in table.functions and graph.is_exact(info.id, c)
         )
-        paragraphs = docs_paragraphs(tree.docs, _doc_name(info))[:3]
+        paragraphs = _about_this_class(info, docs_paragraphs(tree.docs, _doc_name(info)))[:3]
         examples = _examples(
             info, tree, table, exact_callers, visible_tests, hidden_functions, texts, functions
         )
@@ -350,6 +350,19 @@ def called_names(info: FunctionInfo, table: FunctionTable) -> list[str]:
         names += sorted(found)
         frontier = found
     return names
+
+
+def _about_this_class(
+    info: FunctionInfo, paragraphs: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The paragraphs that speak of this function. A page that names `__setitem__` speaks of
+    some class's method (often the base class's protocol); only one that also names the class
+    speaks of this one."""
+    special = info.name.startswith("__") and info.name.endswith("__") and info.name != "__init__"
+    if not special or not info.class_name:
+        return paragraphs
+    pattern = re.compile(rf"(?<![\w]){re.escape(info.class_name.rsplit('.', 1)[-1])}(?![\w])")
+    return [(path, text) for path, text in paragraphs if pattern.search(text)]
 
 
 def _doc_name(info: FunctionInfo) -> str:

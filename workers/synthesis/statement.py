@@ -148,7 +148,8 @@ def _function_section(
             options_shown.add(option.flags)
             out.append(f"- {option.describe()}")
         out.append("")
-    related = [f"- {path}: {text}" for path, text in brief.doc_paragraphs]
+    # The paragraph the purpose was taken from is said once, as the purpose.
+    related = [f"- {path}: {text}" for path, text in brief.doc_paragraphs if text != brief.purpose]
     related += [f"- the docstring of `{name}`: {text}" for name, text in brief.neighbours]
     if related:
         out += ["**Related documentation**:", *related, ""]

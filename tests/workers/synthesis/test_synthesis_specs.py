@@ -573,3 +573,44 @@ def test_a_public_call_that_raises_an_error_already_specified_is_not_a_second_sp
     behaviours = [s for s in result.specs if not s.owns_part and s.kind == "functional"]
     assert [s.verified_by for s in behaviours] == [["tests/test_text.py::test_words_are_joined"]]
     assert not any("Separator must be text" in s.statement for s in result.specs)
+
+
+def test_a_page_on_a_protocol_method_is_not_the_purpose_of_every_class_that_has_it():
+    # cachetools' docs say of its base class that subclasses may override `__setitem__`; that
+    # paragraph is not what `RRCache.__setitem__` does. One that names the class is.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cache.py": (
+            "class Cache(dict):\n    pass\n\n\n"
+            "class RRCache(Cache):\n"
+            "    def __setitem__(self, key, value):\n        dict.__setitem__(self, key, value)\n\n"
+            "    def popitem(self):\n        return dict.popitem(self)\n"
+        ),
+        "tests/test_cache.py": (
+            "from pkg.cache import RRCache\n\n\n"
+            "def test_store():\n    c = RRCache()\n    c[1] = 2\n    assert c.popitem() == (1, 2)\n"
+        ),
+    }
+    docs = {
+        "docs/index.rst": (
+            "Subclasses of Cache may override `__setitem__` to track insertions.\n\n"
+            "`popitem` of an RRCache removes a random item.\n"
+        )
+    }
+    runs = {"tests/test_cache.py::test_store": {"pkg/cache.py": [7, 10]}}
+    tree, table, graph, cmap = analyse(files, runs, docs=docs)
+    names = ["pkg/cache.py::RRCache.__setitem__", "pkg/cache.py::RRCache.popitem"]
+    functions, briefs, result = specs_for(tree, table, graph, cmap, names, list(runs))
+    setitem, popitem = (briefs[n] for n in names)
+    assert (setitem.purpose, setitem.purpose_source) == (
+        "Stores `obj[key] = value` on a `RRCache`.",
+        "Python's data model",
+    )
+    assert setitem.doc_paragraphs == []
+    assert popitem.purpose == "`popitem` of an RRCache removes a random item."
+    text = problem_statement(
+        functions=functions, briefs=briefs, specs=result.specs, relations=[], removed_lines=[]
+    )
+    assert "Subclasses of Cache may override" not in text
+    # The purpose's paragraph is said once, not again under related documentation.
+    assert text.count("removes a random item") == 2  # the purpose and the contract spec
