@@ -180,7 +180,8 @@ def build_briefs(
             for c in graph.callees.get(info.id, set())
             if c in table.functions and graph.is_exact(info.id, c)
         )
-        paragraphs = _about_this_class(info, docs_paragraphs(tree.docs, _doc_name(info)))[:3]
+        paragraphs = docs_paragraphs(tree.docs, _doc_name(info), _qualifiers(info))
+        paragraphs = _about_this_class(info, paragraphs)[:3]
         examples = _examples(
             info, tree, table, exact_callers, visible_tests, hidden_functions, texts, functions
         )
@@ -363,6 +364,15 @@ def _about_this_class(
         return paragraphs
     pattern = re.compile(rf"(?<![\w]){re.escape(info.class_name.rsplit('.', 1)[-1])}(?![\w])")
     return [(path, text) for path, text in paragraphs if pattern.search(text)]
+
+
+def _qualifiers(info: FunctionInfo) -> tuple[str, ...]:
+    """What a page writes before the function's name when it means this one: its class
+    (`Range.match`), or for a module function its module (`humanize.naturaldelta`)."""
+    if info.class_name and info.name != "__init__":
+        return (info.class_name.rsplit(".", 1)[-1],)
+    parts = info.module.split(".")
+    return tuple(dict.fromkeys([parts[0], parts[-1]]))
 
 
 def _doc_name(info: FunctionInfo) -> str:

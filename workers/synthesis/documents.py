@@ -165,10 +165,13 @@ def docs_examples(docs: dict[str, str], name: str, module: str) -> list[DocExamp
     return found
 
 
-def docs_paragraphs(docs: dict[str, str], name: str) -> list[tuple[str, str]]:
-    """(path, paragraph) of the README and docs pages' prose that names `name`."""
+def docs_paragraphs(
+    docs: dict[str, str], name: str, qualifiers: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
+    """(path, paragraph) of the README and docs pages' prose that names `name` (see `_mention`;
+    `qualifiers`: its class, or its module's names)."""
     found: list[tuple[str, str]] = []
-    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])")
+    pattern = _mention(name, qualifiers)
     for path in sorted(docs, key=_doc_rank):
         text = docs[path]
         if name not in text:
@@ -184,6 +187,22 @@ def docs_paragraphs(docs: dict[str, str], name: str) -> list[tuple[str, str]]:
                 flat = flat[: _MAX_PARAGRAPH_CHARS - 3] + "..."
             found.append((path, flat))
     return found
+
+
+def _mention(name: str, qualifiers: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """What names `name` in prose. A name that is also an English word (`match`, `process`)
+    counts only where it reads as code: in backticks or a role (:meth:`match`), called
+    (`match(`), or qualified by its own class or module (`Range.match`); "might not match the
+    scheme" is not about `match`, nor is `Version.match` about `Range.match`. A name no prose
+    would use (`_wrap`, `RRCache`, `parse2`) also counts as a plain word."""
+    escaped = re.escape(name)
+    forms = [rf"(?<=`){escaped}(?![\w.])", rf"(?<![\w.]){escaped}(?=\()"]
+    if qualifiers:
+        owners = "|".join(re.escape(q) for q in qualifiers)
+        forms.append(rf"(?<![\w.])(?:{owners})\.{escaped}(?![\w])")
+    if re.search(r"[_A-Z0-9]", name):
+        forms.append(rf"(?<![\w.]){escaped}(?![\w])")
+    return re.compile("|".join(forms))
 
 
 def _doc_rank(path: str) -> tuple[int, str]:

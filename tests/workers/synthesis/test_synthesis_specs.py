@@ -614,3 +614,32 @@ def test_a_page_on_a_protocol_method_is_not_the_purpose_of_every_class_that_has_
     assert "Subclasses of Cache may override" not in text
     # The purpose's paragraph is said once, not again under related documentation.
     assert text.count("removes a random item") == 2  # the purpose and the contract spec
+
+
+def test_a_name_that_is_also_a_word_is_found_in_docs_only_where_it_reads_as_code():
+    # semantic-version's README: "Some input might not match the semantic version scheme" was
+    # given as the purpose of `Range.match`.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ranges.py": (
+            "class Range:\n    def match(self, version):\n        return version > 0\n\n\n"
+            "class Version:\n    def match(self, other):\n        return other == 1\n"
+        ),
+        "tests/test_ranges.py": (
+            "from pkg.ranges import Range\n\n\ndef test_match():\n    assert Range().match(2)\n"
+        ),
+    }
+    docs = {
+        "README.rst": (
+            "Some user input might not match the semantic version scheme.\n\n"
+            ":meth:`Version.match` compares two versions.\n\n"
+            ":meth:`Range.match` tells whether a version lies in the range.\n"
+        )
+    }
+    runs = {"tests/test_ranges.py::test_match": {"pkg/ranges.py": [3]}}
+    tree, table, graph, cmap = analyse(files, runs, docs=docs)
+    names = ["pkg/ranges.py::Range.match"]
+    _, briefs, _ = specs_for(tree, table, graph, cmap, names, list(runs))
+    brief = briefs["pkg/ranges.py::Range.match"]
+    assert brief.purpose == ":meth:`Range.match` tells whether a version lies in the range."
+    assert [text for _, text in brief.doc_paragraphs] == [brief.purpose]
