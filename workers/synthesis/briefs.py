@@ -356,11 +356,10 @@ def called_names(info: FunctionInfo, table: FunctionTable) -> list[str]:
 def _about_this_class(
     info: FunctionInfo, paragraphs: list[tuple[str, str]]
 ) -> list[tuple[str, str]]:
-    """The paragraphs that speak of this function. A page that names `__setitem__` speaks of
-    some class's method (often the base class's protocol); only one that also names the class
-    speaks of this one."""
-    special = info.name.startswith("__") and info.name.endswith("__") and info.name != "__init__"
-    if not special or not info.class_name:
+    """The paragraphs that speak of this function. A page that names a method (`popitem`,
+    `__setitem__`) without its class speaks of some class's method, often the base class's
+    protocol; only one that also names the class speaks of this one."""
+    if not info.class_name or info.name == "__init__":
         return paragraphs
     pattern = re.compile(rf"(?<![\w]){re.escape(info.class_name.rsplit('.', 1)[-1])}(?![\w])")
     return [(path, text) for path, text in paragraphs if pattern.search(text)]
@@ -438,6 +437,13 @@ def _examples(
         removed = [range(f.start, f.end + 1) for f in removed_functions if f.path == info.path]
         found += use_sites(info, texts.get(info.path, tree.files.get(info.path, "")), removed)
     unique = list({e.code: e for e in found if e.code.strip()}.values())
+    # An example that is part of another (a docs page's block and its shorter excerpt) says
+    # nothing the longer one does not.
+    unique = [
+        e
+        for e in unique
+        if not any(o is not e and e.code.strip() in o.code and o.via == e.via for o in unique)
+    ]
     return unique[:_EXAMPLES_PER_FUNCTION]
 
 

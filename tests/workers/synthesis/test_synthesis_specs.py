@@ -594,7 +594,10 @@ def test_a_page_on_a_protocol_method_is_not_the_purpose_of_every_class_that_has_
     docs = {
         "docs/index.rst": (
             "Subclasses of Cache may override `__setitem__` to track insertions.\n\n"
-            "`popitem` of an RRCache removes a random item.\n"
+            "Every cache calls :meth:`popitem` to evict an item.\n\n"
+            "`popitem` of an RRCache removes a random item.\n\n"
+            "::\n\n    >>> c = RRCache()\n    >>> c[1] = 2\n    >>> c.popitem()\n    (1, 2)\n\n"
+            "::\n\n    >>> c = RRCache()\n    >>> c[1] = 2\n\n"
         )
     }
     runs = {"tests/test_cache.py::test_store": {"pkg/cache.py": [7, 10]}}
@@ -612,6 +615,11 @@ def test_a_page_on_a_protocol_method_is_not_the_purpose_of_every_class_that_has_
         functions=functions, briefs=briefs, specs=result.specs, relations=[], removed_lines=[]
     )
     assert "Subclasses of Cache may override" not in text
+    assert "Every cache calls" not in text  # a method named without its class
+    # The shorter block is part of the longer one: only the longer is an example.
+    assert [e.code for e in popitem.examples if e.kind == "docs"] == [
+        ">>> c = RRCache()\n>>> c[1] = 2\n>>> c.popitem()\n(1, 2)"
+    ]
     # The purpose's paragraph is said once, not again under related documentation.
     assert text.count("removes a random item") == 2  # the purpose and the contract spec
 
