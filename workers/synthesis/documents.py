@@ -39,6 +39,9 @@ class DocExample:
     kind: str  # "doctest", "docs", "visible test", "call site"
     # The caller the example runs the function through, when it does not call it by name.
     via: str = ""
+    # False: coverage saw the example's test run the function, but no resolved call leads
+    # from `via` to it (a constructor run by a test's setup, a dispatch the graph cannot see).
+    via_resolved: bool = True
 
 
 @dataclass

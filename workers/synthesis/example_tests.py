@@ -116,6 +116,7 @@ def show_held_examples(
             f"{test_function} (kept visible, not a hidden test)",
             "visible test",
             via=example.via,
+            via_resolved=example.via_resolved,
         )
         others = [e for e in briefs[fid].examples if not e.source.startswith(test_function)]
         briefs[fid].examples = [kept, *others]
@@ -223,7 +224,7 @@ def _public_call_example(
             direct = _short(tests.examples_for(cases[0], name))
             if direct:
                 best = min(direct, key=lambda e: (not e.direct, len(e.code)))
-                return replace(best, via=display_name(table, entry.id))
+                return _through(best, entry, info, table, graph)
     # The test calls the entry point through a helper of its own (`self.format(sql)` that
     # calls `mylib.format(sql, ...)`): its asserts still show that call at work.
     for entry in entries:
@@ -231,8 +232,22 @@ def _public_call_example(
             asserts = [e for e in _short(tests.examples_for(cases[0], None)) if "(" in e.code]
             if asserts:
                 best = min(asserts, key=lambda e: len(e.code))
-                return replace(best, via=display_name(table, entry.id))
+                return _through(best, entry, info, table, graph)
     return None
+
+
+def _through(
+    example: Example,
+    entry: FunctionInfo,
+    info: FunctionInfo,
+    table: FunctionTable,
+    graph: CallGraph,
+) -> Example:
+    return replace(
+        example,
+        via=display_name(table, entry.id),
+        via_resolved=_reaches(graph, entry.id, info.id),
+    )
 
 
 def _short(examples: list[Example]) -> list[Example]:

@@ -27,6 +27,9 @@ class Example:
     exception: str = ""  # for "raises": the exception named by the test
     direct: bool = True  # the function is called in the assert itself, not only before it
     via: str = ""  # when the test reaches the function through a caller: that caller's name
+    # Whether resolved calls lead from `via` to the function; when they do not, the test is
+    # only known (from coverage) to run both, and the statement must not say "through".
+    via_resolved: bool = True
 
 
 class TestSources:

@@ -114,10 +114,7 @@ def cluster_proposal(
         "outside_callers": cluster_specs.outside_callers,
         "untested_specs": [s.key for s in cluster_specs.specs if not s.verified_by],
         "examples": {
-            fid: [
-                f"{e.kind}: {e.source}" + (f", through `{e.via}`" if e.via else "")
-                for e in brief.examples
-            ]
+            fid: [f"{e.kind}: {e.source}" + (_route(e) if e.via else "") for e in brief.examples]
             for fid, brief in briefs.items()
         },
         "trivial": trivial.as_dict(),
@@ -164,3 +161,9 @@ def _reference_parts(
         )
         for part in parts
     ]
+
+
+def _route(example) -> str:
+    if example.via_resolved:
+        return f", through `{example.via}`"
+    return f", in a test that calls `{example.via}`"

@@ -230,6 +230,12 @@ def _example_heading(info: FunctionInfo, example: DocExample) -> str:
         return f"`{info.qualname}` ({example.kind}, from {example.source}):"
     # Nothing outside the hidden tests calls it by name: the example shows the call that
     # reaches it, and says so.
+    if not example.via_resolved:
+        # Coverage saw the test run it; no resolved call says how `via` leads to it.
+        return (
+            f"`{info.qualname}` runs in this test, which calls `{example.via}` "
+            f"({example.kind}, from {example.source}):"
+        )
     return (
         f"`{info.qualname}` is reached through `{example.via}` "
         f"({example.kind}, from {example.source}):"
