@@ -186,6 +186,9 @@ SPECLOOM_JAIL_USER = env_str("SPECLOOM_JAIL_USER", "nobody")
 # Interpreters started (jailed) ahead of the next run of each environment, pytest imported:
 # a grade then skips most of its start (workers/sandbox/warm.py). 0 starts every run cold.
 SPECLOOM_SANDBOX_WARM_JAILS = env_int("SPECLOOM_SANDBOX_WARM_JAILS", 2, minimum=0)
+# ... and at most this many in all (each holds an interpreter, about 40 MB): the most recently
+# run environments keep theirs.
+SPECLOOM_SANDBOX_WARM_JAILS_TOTAL = env_int("SPECLOOM_SANDBOX_WARM_JAILS_TOTAL", 8, minimum=0)
 # How often beat sweeps away what dead workers left in the sandbox (cgroups, run folders).
 SPECLOOM_SANDBOX_SWEEP_SECONDS = env_int("SPECLOOM_SANDBOX_SWEEP_SECONDS", 300, minimum=10)
 SPECLOOM_ARCHIVE_MAX_BYTES = env_int("SPECLOOM_ARCHIVE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)

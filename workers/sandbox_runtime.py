@@ -18,6 +18,7 @@ def sandbox_backend() -> Backend:
             "cgroup_parent": settings.SPECLOOM_CGROUP_PARENT,
             "jail_user": settings.SPECLOOM_JAIL_USER,
             "warm_jails": settings.SPECLOOM_SANDBOX_WARM_JAILS,
+            "warm_jails_total": settings.SPECLOOM_SANDBOX_WARM_JAILS_TOTAL,
         }
     elif settings.SPECLOOM_SANDBOX_BACKEND == "docker":
         options = {"image_prefix": settings.SPECLOOM_IMAGE_PREFIX}

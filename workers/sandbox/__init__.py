@@ -71,8 +71,9 @@ def get_backend(name: str = "process", *, root: Path, **options) -> Backend:
     """A sandbox backend keeping its environments, caches and run folders under `root`.
 
     Options of the process backend: `cgroup_parent` (where run cgroups go, relative to each
-    hierarchy's root), `jail_user` (the unprivileged user jailed code runs as) and `warm_jails`
-    (interpreters started ahead of each environment's next run, warm.py); of the docker
+    hierarchy's root), `jail_user` (the unprivileged user jailed code runs as), `warm_jails`
+    (interpreters started ahead of each environment's next run, warm.py) and
+    `warm_jails_total` (how many of those in all); of the docker
     backend: `image_prefix` (the repository its environment images are tagged in).
     """
     if name not in BACKENDS:

@@ -32,6 +32,7 @@ class ProcessBackend:
         cgroup_parent: str = DEFAULT_PARENT,
         jail_user: str = JAIL_USER,
         warm_jails: int = 0,
+        warm_jails_total: int | None = None,
     ) -> None:
         self.root = root
         self.jails = JailRunner(
@@ -44,7 +45,11 @@ class ProcessBackend:
         self.runs.chmod(0o711)
         # Pre-started interpreters for the next run of an environment (warm.py).
         self.warm = WarmJails(
-            jails=self.jails, runs=self.runs, environments=self.environments, per_slot=warm_jails
+            jails=self.jails,
+            runs=self.runs,
+            environments=self.environments,
+            per_slot=warm_jails,
+            total=warm_jails_total,
         )
         # Per environment: whether its last run's working copy had a src/ folder (a warm jail's
         # PYTHONPATH is set when it starts, before its run's copy exists).

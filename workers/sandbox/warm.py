@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 STARTER_FILE = Path(__file__).with_name("warm_start.py")
 # An unused warm jail holds an interpreter's memory; after this long it is ended.
 IDLE_SECONDS = 600.0
+# Without a total of its own, a pool keeps this many slots' worth of warm jails.
+DEFAULT_SLOTS = 4
 
 
 @dataclass(frozen=True)
@@ -97,15 +99,29 @@ class WarmJail:
 
 
 class WarmJails:
-    """Up to `per_slot` warm jails for each recently used slot, started on one long-lived
-    thread (bubblewrap dies with the thread that started it: `--die-with-parent`)."""
+    """Up to `per_slot` warm jails for each recently used slot and `total` in all, started on
+    one long-lived thread (bubblewrap dies with the thread that started it:
+    `--die-with-parent`). Each holds an interpreter's memory: a worker going through many
+    environments keeps the most recently used ones warm, not every one it met in the last
+    IDLE_SECONDS."""
 
-    def __init__(self, *, jails: JailRunner, runs: Path, environments, per_slot: int) -> None:
+    def __init__(
+        self,
+        *,
+        jails: JailRunner,
+        runs: Path,
+        environments,
+        per_slot: int,
+        total: int | None = None,
+    ) -> None:
         self.jails = jails
         self.runs = runs
         self.environments = environments
         self.per_slot = per_slot
+        self.total = DEFAULT_SLOTS * per_slot if total is None else total
         self._ready: dict[WarmSlot, list[WarmJail]] = {}
+        # Slots by their last run, least recent first: who gives way when `total` is reached.
+        self._recent: dict[WarmSlot, None] = {}
         self._lock = threading.Lock()
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-warm")
         self._closed = False
@@ -114,7 +130,7 @@ class WarmJails:
     def enabled(self) -> bool:
         # Without a jail user of its own (a worker that is not root), the jail's code would run
         # as the worker preparing the copy.
-        return self.per_slot > 0 and self.jails.user is not None
+        return self.per_slot > 0 and self.total > 0 and self.jails.user is not None
 
     def take(self, slot: WarmSlot) -> WarmJail | None:
         """A warm jail for `slot` whose interpreter is ready, if there is one."""
@@ -133,6 +149,9 @@ class WarmJails:
     def refill(self, slot: WarmSlot) -> None:
         """Start warm jails for `slot` up to `per_slot`, in the background."""
         if self.enabled:
+            with self._lock:
+                self._recent.pop(slot, None)
+                self._recent[slot] = None
             self._starter.submit(self._fill, slot)
 
     def close(self) -> None:
@@ -149,6 +168,8 @@ class WarmJails:
             with self._lock:
                 if self._closed or len(self._ready.get(slot, [])) >= self.per_slot:
                     return
+                if not self._make_room(slot):
+                    return
             try:
                 warm = self._start(slot)
             except (OSError, SandboxError) as exc:
@@ -157,6 +178,7 @@ class WarmJails:
             with self._lock:
                 if not self._closed:
                     self._ready.setdefault(slot, []).append(warm)
+                    self._recent.setdefault(slot, None)
                     continue
             self._end(warm)
             return
@@ -205,6 +227,24 @@ class WarmJails:
             ready_read=ready_read,
         )
 
+    def _make_room(self, slot: WarmSlot) -> bool:
+        """Under the lock: whether one more jail for `slot` fits in `total`, ending the oldest
+        jail of the least recently run other slot if that makes it fit."""
+        if sum(len(warms) for warms in self._ready.values()) < self.total:
+            return True
+        order = list(self._recent)
+        others = sorted(
+            (other for other, warms in self._ready.items() if other != slot and warms),
+            key=lambda other: order.index(other) if other in self._recent else -1,
+        )
+        if not others:
+            return False
+        warms = self._ready[others[0]]
+        self._end(warms.pop(0))
+        if not warms:
+            del self._ready[others[0]]
+        return True
+
     def _expire(self) -> None:
         with self._lock:
             for slot, warms in list(self._ready.items()):
@@ -216,6 +256,9 @@ class WarmJails:
                     self._ready[slot] = keep
                 else:
                     del self._ready[slot]
+            # Slots without a warm jail are forgotten, but for the one run last.
+            for slot in [s for s in self._recent if s not in self._ready][:-1]:
+                del self._recent[slot]
 
     @staticmethod
     def _idle_too_long(warm: WarmJail) -> bool:

@@ -225,3 +225,48 @@ def test_closing_ends_every_warm_jail_and_removes_its_folder(sandbox_root, make_
     assert warm.started.child.proc.returncode is not None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def wait_for_walls(backend, walls: list[int], timeout: float = 60.0) -> dict:
+    """The pool's ready jails by slot, once they are one each for the slots of these wall
+    limits (the pool fills in the background)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with backend.warm._lock:
+            ready = {slot: list(warms) for slot, warms in backend.warm._ready.items()}
+        ready_walls = sorted(slot.limits.wall_seconds for slot in ready)
+        if ready_walls == walls and all(w.ready() for ws in ready.values() for w in ws):
+            return ready
+        time.sleep(0.05)
+    raise AssertionError(f"the warm jails are not those of {walls}: {ready_walls}")
+
+
+def test_the_pool_keeps_at_most_its_total_and_the_least_recently_run_slot_gives_way(
+    sandbox_root, make_snapshot
+):
+    # Each slot is an environment as a run uses it (here: three wall limits on one build). A
+    # worker going through a corpus meets many; each warm jail holds an interpreter.
+    backend = get_backend("process", root=sandbox_root, warm_jails=1, warm_jails_total=2)
+    try:
+        snapshot = make_snapshot(TESTS)
+        first, second, third = (Limits(wall_seconds=s) for s in (120, 121, 122))
+        backend.run(request_for(snapshot, limits=first))
+        [(first_slot, [first_jail])] = wait_for_walls(backend, [120]).items()
+        backend.run(request_for(snapshot, limits=second))
+        wait_for_walls(backend, [120, 121])
+
+        backend.run(request_for(snapshot, limits=third))
+        ready = wait_for_walls(backend, [121, 122])
+
+        assert first_slot not in ready
+        assert not first_jail.run.path.exists()
+        assert first_jail.started.child.proc.poll() is not None
+        # The slot that gave way runs cold, then is warm again, in place of the oldest.
+        again = backend.run(request_for(snapshot, limits=first))
+        assert not again.warm_start
+        wait_for_walls(backend, [120, 122])
+    finally:
+        backend.warm.close()
+        backend.wait_for_removals()
