@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,21 @@ def test_a_reference_that_does_not_apply_stops_validation(snapshot, runner):
     assert {v.code for v in outcome.tests.values()} == {ReasonCode.COULD_NOT_RUN}
     assert all(v.role == INVALID for v in outcome.tests.values())
     assert PASS_TO_PASS not in {v.role for v in outcome.tests.values()}
+
+
+def test_a_run_that_hits_the_wall_clock_is_run_again_with_more_time(snapshot, runner):
+    # A busy machine can push any run past its wall clock: whether a task is verified must not
+    # depend on that. The first run here gets a limit no run can meet (a real timeout).
+    requests = []
+
+    def first_run_starved(request):
+        requests.append(request)
+        if len(requests) == 1:
+            request = replace(request, limits=replace(request.limits, wall_seconds=0.01))
+        return runner(request)
+
+    outcome = validate_task(_input(snapshot, REFERENCE_MONEY), first_run_starved)
+
+    assert outcome.verified, outcome.reasons
+    assert [r.limits.wall_seconds for r in requests[:2]] == [120, 240]
+    assert all(r.limits.wall_seconds == 120 for r in requests[2:])
