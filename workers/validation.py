@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from workers.patchcore import PatchPart
@@ -32,6 +32,7 @@ from workers.sandbox.types import (
     RunRequest,
     RunResult,
     Snapshot,
+    run_despite_load,
 )
 
 FAIL_TO_PASS = "FAIL_TO_PASS"
@@ -40,9 +41,6 @@ FLAKY = "flaky"
 INVALID = "invalid"
 
 Runner = Callable[[RunRequest], RunResult]
-
-# How many times a run that hit the wall clock is run again, each with twice the time.
-_TIMEOUT_RETRIES = 2
 
 
 class ReasonCode(StrEnum):
@@ -224,15 +222,7 @@ def validate_task(inp: ValidationInput, runner: Runner, progress: Progress | Non
             tests=tuple(tests),
             limits=inp.limits,
         )
-        result = runner(request)
-        for _retry in range(_TIMEOUT_RETRIES):
-            if not result.timed_out:
-                break
-            # The wall clock depends on the machine's load: a run that hit it is run again
-            # with twice the time, so that load never decides whether a task is verified.
-            longer = replace(request.limits, wall_seconds=request.limits.wall_seconds * 2)
-            request = replace(request, limits=longer)
-            result = runner(request)
+        result = run_despite_load(runner, request)
         env_key = result.environment_key or env_key
         done += 1
         runs.append(_summary(label, result))

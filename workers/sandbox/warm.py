@@ -232,17 +232,14 @@ class WarmJails:
         jail of the least recently run other slot if that makes it fit."""
         if sum(len(warms) for warms in self._ready.values()) < self.total:
             return True
-        order = list(self._recent)
-        others = sorted(
-            (other for other, warms in self._ready.items() if other != slot and warms),
-            key=lambda other: order.index(other) if other in self._recent else -1,
-        )
-        if not others:
+        # Every slot with warm jails is in `_recent` (added when its first one is ready).
+        victim = next((s for s in self._recent if s != slot and self._ready.get(s)), None)
+        if victim is None:
             return False
-        warms = self._ready[others[0]]
+        warms = self._ready[victim]
         self._end(warms.pop(0))
         if not warms:
-            del self._ready[others[0]]
+            del self._ready[victim]
         return True
 
     def _expire(self) -> None:
@@ -256,8 +253,9 @@ class WarmJails:
                     self._ready[slot] = keep
                 else:
                     del self._ready[slot]
-            # Slots without a warm jail are forgotten, but for the one run last.
-            for slot in [s for s in self._recent if s not in self._ready][:-1]:
+            # Slots without a warm jail are forgotten: one gets its place back, as the most
+            # recent, when a jail of its is ready.
+            for slot in [s for s in self._recent if s not in self._ready]:
                 del self._recent[slot]
 
     @staticmethod

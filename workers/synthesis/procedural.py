@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workers.gitstore import commit_patch
@@ -23,6 +23,7 @@ from workers.sandbox.types import (
     RunRequest,
     RunResult,
     Snapshot,
+    run_despite_load,
 )
 from workers.synthesis.callgraph import CallGraph, build_call_graph
 from workers.synthesis.candidates import CandidatePolicy, select_candidates
@@ -422,19 +423,9 @@ class _Context:
         )
 
     def _stub_run(self, request: RunRequest) -> RunResult:
-        """A stub run; one that hit the wall clock is run again with more time, twice at most.
-
-        The wall clock depends on the machine's load: a cluster rejected for it would make
-        which tasks a seed yields depend on load. Only what the tests do decides that.
-        """
-        run = self.runner(request)
-        for _retry in range(2):
-            if not run.timed_out:
-                break
-            longer = replace(request.limits, wall_seconds=request.limits.wall_seconds * 2)
-            request = replace(request, limits=longer)
-            run = self.runner(request)
-        return run
+        """A stub run; one that hit the wall clock is run again with more time (a cluster
+        rejected for the machine's load would make which tasks a seed yields depend on it)."""
+        return run_despite_load(self.runner, request)
 
     def _check_stub_run(self, cluster: Cluster, run: RunResult) -> Rejection | None:
         if run.patch_failure is not None:

@@ -81,6 +81,7 @@ def build_specs(
                 claims,
                 info,
             )
+            builder.raised[key] = raised.exception.rsplit(".", 1)[-1]
             builder.refines(key, contract[info.id])
         builder.state(info, covering[info.id], contract[info.id])
         builder.parameters(info, texts, covering[info.id], contract[info.id])
@@ -131,6 +132,8 @@ class _Builder:
         self.deps: list[DependencyProposal] = []
         self.keys: dict[str, list[str]] = {f.id: [] for f in functions}
         self.behaviour_keys: set[str] = set()
+        # Error-handling spec key -> the exception's short name (`Bad` for `pkg.errors.Bad`).
+        self.raised: dict[str, str] = {}
 
     def add(
         self,
@@ -277,7 +280,7 @@ class _Builder:
                 anything = [
                     e
                     for e in self.tests.examples_for(cases[0], None)
-                    if "(" in e.code and not _repeats_an_error(errors, e, cases)
+                    if "(" in e.code and not self._repeats_an_error(errors, e, cases)
                 ]
                 if anything:
                     through.append((test_function, anything[0], cases, True))
@@ -301,6 +304,18 @@ class _Builder:
                     key = self._behaviour(info, test_function, example, cases, through=via)
                     self.behaviour_keys.add(key)
                     taken += 1
+
+    def _repeats_an_error(self, errors: dict, example: Example, cases: list[str]) -> bool:
+        """Whether `example` (a test's `raises` check) says again what an error-handling spec
+        verified by the same test already says: the same exception, which a second spec would
+        only count twice."""
+        if example.kind != "raises":
+            return False
+        short = example.exception.rsplit(".", 1)[-1]
+        return any(
+            set(cases) & set(spec.verified_by) and self.raised.get(key) == short
+            for key, spec in errors.items()
+        )
 
     def _claimed_by_error(self, errors: dict, info: FunctionInfo, cases: list[str]) -> bool:
         mine = [errors[k] for k in self.keys[info.id] if k in errors]
@@ -338,24 +353,6 @@ class _Builder:
             cases,
             info,
         )
-
-
-def _repeats_an_error(errors: dict[str, SpecProposal], example: Example, cases: list[str]) -> bool:
-    """Whether `example` (a test's `raises` check) says again what an error-handling spec
-    verified by the same test already says: the same exception, which a second spec would
-    only count twice."""
-    if example.kind != "raises":
-        return False
-    short = example.exception.rsplit(".", 1)[-1]
-    return any(
-        set(cases) & set(spec.verified_by) and f"raises `{short}`" in _short_names(spec.statement)
-        for spec in errors.values()
-    )
-
-
-def _short_names(statement: str) -> str:
-    # "raises `pkg.errors.Bad`" reads as "raises `Bad`", the name a test usually writes.
-    return re.sub(r"raises `(?:[\w]+\.)*(\w+)`", r"raises `\1`", statement)
 
 
 def _returns(brief: FunctionBrief) -> str:

@@ -85,17 +85,20 @@ def render_project():
         "tests/test_render.py::test_text_short": {"pkg/render.py": STR_LINES},
         "tests/test_render.py::test_text_spaces": {"pkg/render.py": STR_LINES},
     }
+    return (*analyse(files, runs), sorted(runs))
+
+
+def analyse(files: dict[str, str], runs: dict[str, dict[str, list[int]]]):
+    """Tree, function table, call graph and coverage map of a small project whose tests
+    (`runs`: test -> path -> lines run) all pass."""
     tree = SourceTree(files=files)
     table = build_function_table(tree)
     results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in runs}
-    cmap = build_coverage_map(table, runs, results)
-    return tree, table, build_call_graph(table), cmap, sorted(runs)
+    return tree, table, build_call_graph(table), build_coverage_map(table, runs, results)
 
 
-def held_out_for(helpers: list[str]):
-    tree, table, graph, cmap, fail_to_pass = render_project()
-    functions = [table.functions[fid] for fid in helpers]
-    held = hold_out_example_tests(
+def hold_out(tree, table, graph, cmap, functions, fail_to_pass):
+    return hold_out_example_tests(
         functions=functions,
         fail_to_pass=fail_to_pass,
         tree=tree,
@@ -104,6 +107,12 @@ def held_out_for(helpers: list[str]):
         cmap=cmap,
         tests=TestSources({p: tree.files[p] for p in tree.test_paths}),
     )
+
+
+def held_out_for(helpers: list[str]):
+    tree, table, graph, cmap, fail_to_pass = render_project()
+    functions = [table.functions[fid] for fid in helpers]
+    held = hold_out(tree, table, graph, cmap, functions, fail_to_pass)
     return tree, table, graph, functions, fail_to_pass, held
 
 
@@ -201,21 +210,9 @@ def test_a_test_kept_visible_for_one_function_serves_a_helper_it_also_runs():
         f"tests/test_text.py::{name}": {"pkg/text.py": lines}
         for name in ("test_clean", "test_clean_inner", "test_clean_lower", "test_clean_tabs")
     }
-    tree = SourceTree(files=files)
-    table = build_function_table(tree)
-    results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in runs}
-    cmap = build_coverage_map(table, runs, results)
-    graph = build_call_graph(table)
+    tree, table, graph, cmap = analyse(files, runs)
     functions = [table.functions["pkg/text.py::clean"], table.functions["pkg/text.py::_strip"]]
-    held = hold_out_example_tests(
-        functions=functions,
-        fail_to_pass=sorted(runs),
-        tree=tree,
-        table=table,
-        graph=graph,
-        cmap=cmap,
-        tests=TestSources({p: tree.files[p] for p in tree.test_paths}),
-    )
+    held = hold_out(tree, table, graph, cmap, functions, sorted(runs))
     # `clean` keeps a test visible as its own example; `_strip`, wired in through a dict, is
     # shown through that same test (coverage saw it run `_strip`): no second test is held out.
     assert held["pkg/text.py::_strip"][:2] == held["pkg/text.py::clean"][:2]
@@ -231,15 +228,7 @@ def test_the_only_hidden_test_that_runs_two_functions_of_the_task_is_not_given_a
     results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in runs}
     cmap = build_coverage_map(table, runs, results)
     functions = [table.functions[LIST_HELPER], table.functions[STR_HELPER]]
-    held = hold_out_example_tests(
-        functions=functions,
-        fail_to_pass=fail_to_pass,
-        tree=tree,
-        table=table,
-        graph=graph,
-        cmap=cmap,
-        tests=TestSources({p: tree.files[p] for p in tree.test_paths}),
-    )
+    held = hold_out(tree, table, graph, cmap, functions, fail_to_pass)
     assert held[LIST_HELPER][0] == "tests/test_render.py::test_list"
     kept = {case for _, cases, _ in held.values() for case in cases}
     assert "tests/test_render.py::test_list_empty" not in kept
@@ -257,21 +246,9 @@ def test_a_test_function_is_held_out_with_all_its_hidden_cases():
 
 
 def statement_examples(files: dict[str, str], runs: dict[str, dict[str, list[int]]], names):
-    tree = SourceTree(files=files)
-    table = build_function_table(tree)
-    results = {t: sandbox.TestResult(t, sandbox.Outcome.PASSED) for t in runs}
-    cmap = build_coverage_map(table, runs, results)
-    graph = build_call_graph(table)
+    tree, table, graph, cmap = analyse(files, runs)
     functions = [table.functions[n] for n in names]
-    held = hold_out_example_tests(
-        functions=functions,
-        fail_to_pass=sorted(runs),
-        tree=tree,
-        table=table,
-        graph=graph,
-        cmap=cmap,
-        tests=TestSources({p: tree.files[p] for p in tree.test_paths}),
-    )
+    held = hold_out(tree, table, graph, cmap, functions, sorted(runs))
     kept = {case for _, cases, _ in held.values() for case in cases}
     briefs = build_briefs(
         functions=functions,
